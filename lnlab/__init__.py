@@ -1,0 +1,30 @@
+"""lnlab: Layer Normalization, step by step, on numpy or torch. No Streamlit in here."""
+
+from lnlab.backend import available_devices, device_summary, resolve_device, supported_dtypes
+from lnlab.errors import InputError
+from lnlab.norms import (
+    BatchNormTrace,
+    LayerNormTrace,
+    Step,
+    batch_norm,
+    batch_norm_steps,
+    layer_norm,
+    layer_norm_steps,
+    rms_norm,
+)
+
+__all__ = [
+    "BatchNormTrace",
+    "InputError",
+    "LayerNormTrace",
+    "Step",
+    "available_devices",
+    "batch_norm",
+    "batch_norm_steps",
+    "device_summary",
+    "layer_norm",
+    "layer_norm_steps",
+    "resolve_device",
+    "rms_norm",
+    "supported_dtypes",
+]

@@ -1,0 +1,1 @@
+"""Plotly figure builders: plain functions from numbers to figures, tested without Streamlit."""

@@ -1,0 +1,82 @@
+"""Colours and the heatmap every page shares.
+
+Colour-blind safe throughout: Okabe-Ito for categories, ColorBrewer's PuOr (diverging, for
+signed values around 0) and cividis (sequential). Every heatmap also prints its numbers, and
+pages put the same numbers in a table beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+OKABE_ITO = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+    "#000000",  # black
+)
+DIVERGING = "PuOr"
+SEQUENTIAL = "cividis"
+HIGHLIGHT = "#D55E00"  # outline of the cells that feed a statistic
+
+
+def heatmap(
+    z: np.ndarray,
+    rows: Sequence[str],
+    columns: Sequence[str],
+    title: str,
+    *,
+    highlight: np.ndarray | None = None,
+    digits: int = 3,
+) -> go.Figure:
+    """A heatmap of `z` with its numbers printed, NaN cells labelled, and optional outlines.
+
+    `highlight` is a boolean mask of z's shape; those cells get an outline, so a reader can
+    see which numbers feed a statistic without relying on colour.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    finite = z[np.isfinite(z)]
+    bound = float(np.max(np.abs(finite))) if finite.size else 1.0
+    text = [[_cell_text(v, digits) for v in row] for row in z]
+    fig = go.Figure(
+        go.Heatmap(
+            z=np.where(np.isfinite(z), z, None).tolist(),
+            x=list(columns),
+            y=list(rows),
+            text=text,
+            texttemplate="%{text}",
+            colorscale=DIVERGING,
+            zmin=-bound or -1.0,
+            zmax=bound or 1.0,
+            hovertemplate="%{y}, %{x}: %{text}<extra></extra>",
+        )
+    )
+    if highlight is not None:
+        for i, j in zip(*np.nonzero(np.asarray(highlight)), strict=True):
+            fig.add_shape(
+                type="rect",
+                x0=j - 0.5,
+                x1=j + 0.5,
+                y0=i - 0.5,
+                y1=i + 0.5,
+                line={"color": HIGHLIGHT, "width": 3},
+            )
+    fig.update_layout(title=title, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", side="top")
+    return fig
+
+
+def _cell_text(v: float, digits: int) -> str:
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.{digits}g}"
