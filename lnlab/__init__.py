@@ -12,8 +12,20 @@ from lnlab.norms import (
     layer_norm_steps,
     rms_norm,
 )
+from lnlab.parse import (
+    MAX_CHARS,
+    MAX_FEATURES,
+    MAX_TOKENS,
+    format_embeddings,
+    parse_embeddings,
+    parse_labels,
+    parse_vector,
+)
 
 __all__ = [
+    "MAX_CHARS",
+    "MAX_FEATURES",
+    "MAX_TOKENS",
     "BatchNormTrace",
     "InputError",
     "LayerNormTrace",
@@ -22,8 +34,12 @@ __all__ = [
     "batch_norm",
     "batch_norm_steps",
     "device_summary",
+    "format_embeddings",
     "layer_norm",
     "layer_norm_steps",
+    "parse_embeddings",
+    "parse_labels",
+    "parse_vector",
     "resolve_device",
     "rms_norm",
     "supported_dtypes",
