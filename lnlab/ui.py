@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring
 import pandas as pd  # noqa: F401
-import plotly.graph_objects as go  # noqa: F401
+import plotly.graph_objects as go
 import streamlit as st
 
 from lnlab.errors import InputError
@@ -82,3 +82,69 @@ def last_good(key: str, compute: Callable[[], T], fallback: T) -> T:
 def show_error(err: InputError) -> None:
     """Show an input error inline, as plain text, saying that the last good input stays."""
     st.error(f"{plain(str(err))}. The page keeps the last valid input.", icon=":material/error:")
+
+
+# ---------------------------------------------------------------- presenter mode
+
+PRESENT_KEY = "present"
+_PRESENTER_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stHeader"] { display: none !important; }
+.stMainBlockContainer { padding-top: 1rem; max-width: 100%; }
+.stMarkdown p, .stMarkdown li, .stCaption, [data-testid="stMetricValue"] { font-size: 1.6rem; }
+.stMarkdown h1, h1 { font-size: 3rem !important; }
+.katex { font-size: 1.7em !important; }
+button p { font-size: 1.4rem; }
+</style>
+"""
+
+
+def presenting() -> bool:
+    """True in presenter mode: big fonts, no sidebar, one step per screen."""
+    return bool(st.session_state.get(PRESENT_KEY, False))
+
+
+def _leave_presenter_mode() -> None:
+    st.session_state[PRESENT_KEY] = False
+
+
+def presenter_switch() -> None:
+    """The presenter-mode switch, honouring `?present=1` in the URL; app.py calls it each run.
+
+    The switch lives in the sidebar, which presenter mode hides, so the page also gets an exit
+    button. The URL keeps `present=1` across page switches while the mode is on.
+    """
+    if PRESENT_KEY not in st.session_state:
+        st.session_state[PRESENT_KEY] = st.query_params.get(PRESENT_KEY) in ("1", "true")
+    st.sidebar.toggle("Presenter mode", key=PRESENT_KEY, help="Big fonts, one step per screen")
+    if presenting():
+        st.query_params[PRESENT_KEY] = "1"
+        st.html(_PRESENTER_CSS)
+        st.button("Exit presenter mode", key="present_exit", on_click=_leave_presenter_mode)
+    elif PRESENT_KEY in st.query_params:
+        del st.query_params[PRESENT_KEY]
+
+
+# ---------------------------------------------------------------- charts
+
+FIGURE_FORMATS = ("png", "svg")
+
+
+def chart(fig: go.Figure, name: str, caption: str) -> None:
+    """Show a Plotly figure with a caption that says what it shows.
+
+    The figure's toolbar downloads it as PNG or SVG (the sidebar's choice); presenter mode
+    enlarges its fonts.
+    """
+    if presenting():
+        fig = go.Figure(fig).update_layout(font={"size": 22})
+    file_format = st.session_state.get("figure_format", "png")
+    config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{name}"}}
+    st.plotly_chart(fig, key=f"chart_{name}", config=config)
+    st.caption(caption)
+
+
+def figure_format_choice() -> None:
+    """The sidebar's choice of download format for every chart's toolbar."""
+    st.sidebar.radio("Chart download format", FIGURE_FORMATS, key="figure_format", horizontal=True)
