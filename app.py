@@ -40,6 +40,7 @@ def home() -> None:
 st.set_page_config(page_title="lnlab", page_icon=":material/functions:", layout="wide")
 ui.presenter_switch()
 ui.figure_format_choice()
+ui.quiz_score()
 navigation = st.navigation(
     [st.Page(home, title="Home", icon=":material/home:", default=True)]
     + [st.Page(p.path, title=p.title, icon=p.icon) for p in ui.PAGES]

@@ -17,6 +17,7 @@ import streamlit as st
 
 from lnlab.errors import InputError
 from lnlab.markdown import plain
+from lnlab.quiz import Question, Verdict, check, score
 
 T = TypeVar("T")
 
@@ -148,3 +149,41 @@ def chart(fig: go.Figure, name: str, caption: str) -> None:
 def figure_format_choice() -> None:
     """The sidebar's choice of download format for every chart's toolbar."""
     st.sidebar.radio("Chart download format", FIGURE_FORMATS, key="figure_format", horizontal=True)
+
+
+# ---------------------------------------------------------------- predict, then reveal
+
+QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page switches
+
+
+def ask(question: Question) -> None:
+    """A question to answer before the page reveals it; the first try counts for the score."""
+    marks: dict[str, bool] = st.session_state.setdefault(QUIZ_KEY, {})
+    verdicts: dict[str, Verdict] = st.session_state.setdefault("quiz_verdicts", {})
+    with st.container(border=True):
+        st.markdown(f"**Predict:** {plain(question.prompt)}")
+        key = f"q_{question.qid}"
+        if question.choices:
+            given = st.radio("Your answer", question.choices, index=None, key=key)
+        else:
+            given = st.text_input("Your answer", key=key, placeholder="a number")
+        if st.button("Check", key=f"check_{question.qid}"):
+            try:
+                verdict = check(question, given or "")
+            except InputError as err:
+                show_error(err)
+            else:
+                marks.setdefault(question.qid, verdict.correct)
+                verdicts[question.qid] = verdict
+        shown = verdicts.get(question.qid)
+        if shown is not None and shown.correct:
+            st.success(plain(shown.message), icon=":material/check:")
+        elif shown is not None:
+            st.warning(plain(shown.message), icon=":material/lightbulb:")
+
+
+def quiz_score() -> None:
+    """The session's score in the sidebar, once a question has been answered."""
+    right, answered = score(st.session_state.get(QUIZ_KEY, {}))
+    if answered:
+        st.sidebar.metric("Predictions right (first try)", f"{right} / {answered}")
