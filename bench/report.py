@@ -1,0 +1,39 @@
+"""Print a benchmark table and append it, with the machine and the date, to bench/results/."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def machine() -> str:
+    """One line about where the numbers were measured."""
+    return f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def markdown_table(rows: Sequence[Sequence[str]]) -> str:
+    """The first row is the header."""
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+def record(name: str, title: str, rows: Sequence[Sequence[str]], notes: str = "") -> str:
+    """Print the table and append it to bench/results/<name>.md; returns the text."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = "python -m " + " ".join(["bench." + name, *sys.argv[1:]])
+    text = (
+        f"## {title}\n\n{stamp}; {machine()}\n\nCommand: `{command}`\n\n"
+        f"{markdown_table(rows)}\n" + (f"\n{notes}\n" if notes else "")
+    )
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    with open(RESULTS / f"{name}.md", "a", encoding="utf-8") as out:
+        out.write(text + "\n")
+    return text
