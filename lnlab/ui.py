@@ -14,6 +14,7 @@ import numpy as np  # noqa: F401 - imported up front on purpose, see the module 
 import pandas as pd  # noqa: F401
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from lnlab.errors import InputError
 from lnlab.markdown import plain
@@ -87,7 +88,7 @@ def show_error(err: InputError) -> None:
 
 # ---------------------------------------------------------------- presenter mode
 
-PRESENT_KEY = "present"
+PRESENT_KEY = "present"  # the mode itself: a plain session key, so it survives page switches
 _PRESENTER_CSS = """
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
@@ -106,25 +107,54 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENT_KEY, False))
 
 
-def _leave_presenter_mode() -> None:
-    st.session_state[PRESENT_KEY] = False
+def _set_presenting(on: bool) -> None:
+    st.session_state[PRESENT_KEY] = on
 
 
-def presenter_switch() -> None:
-    """The presenter-mode switch, honouring `?present=1` in the URL; app.py calls it each run.
+def _presenter_switch() -> None:
+    """The presenter-mode switch, honouring `?present=1` in the URL.
 
     The switch lives in the sidebar, which presenter mode hides, so the page also gets an exit
-    button. The URL keeps `present=1` across page switches while the mode is on.
+    button. The URL keeps `present=1` on every page while the mode is on.
     """
     if PRESENT_KEY not in st.session_state:
-        st.session_state[PRESENT_KEY] = st.query_params.get(PRESENT_KEY) in ("1", "true")
-    st.sidebar.toggle("Presenter mode", key=PRESENT_KEY, help="Big fonts, one step per screen")
+        _set_presenting(st.query_params.get(PRESENT_KEY) in ("1", "true"))
+    st.sidebar.toggle(
+        "Presenter mode",
+        value=presenting(),
+        key="present_toggle",
+        help="Big fonts, no sidebar, one step per screen",
+        on_change=lambda: _set_presenting(st.session_state["present_toggle"]),
+    )
     if presenting():
         st.query_params[PRESENT_KEY] = "1"
         st.html(_PRESENTER_CSS)
-        st.button("Exit presenter mode", key="present_exit", on_click=_leave_presenter_mode)
+        st.button(
+            "Exit presenter mode", key="present_exit", on_click=_set_presenting, args=(False,)
+        )
     elif PRESENT_KEY in st.query_params:
         del st.query_params[PRESENT_KEY]
+
+
+def page_setup(title: str) -> None:
+    """The first call of every page: wide layout, the sidebar's navigation and switches.
+
+    Pages follow Streamlit's `pages/` convention (a link to any page works on a fresh server);
+    the sidebar is drawn here so it carries titles and icons, not file names.
+    """
+    st.set_page_config(
+        page_title=f"{title} · lnlab", page_icon=":material/functions:", layout="wide"
+    )
+    try:
+        st.sidebar.page_link("app.py", label="Home", icon=":material/home:")
+        for page in PAGES:
+            st.sidebar.page_link(page.path, label=page.title, icon=page.icon)
+    except StreamlitPageNotFoundError:
+        pass  # a page run on its own (`streamlit run pages/x.py`) has no app to link to
+    st.sidebar.divider()
+    _presenter_switch()
+    _figure_format_choice()
+    _quiz_score()
 
 
 # ---------------------------------------------------------------- charts
@@ -146,9 +176,19 @@ def chart(fig: go.Figure, name: str, caption: str) -> None:
     st.caption(caption)
 
 
-def figure_format_choice() -> None:
-    """The sidebar's choice of download format for every chart's toolbar."""
-    st.sidebar.radio("Chart download format", FIGURE_FORMATS, key="figure_format", horizontal=True)
+def _figure_format_choice() -> None:
+    """The sidebar's choice of download format for every chart's toolbar (kept across pages)."""
+    st.session_state.setdefault("figure_format", "png")
+    st.sidebar.radio(
+        "Chart download format",
+        FIGURE_FORMATS,
+        index=FIGURE_FORMATS.index(st.session_state["figure_format"]),
+        key="figure_format_radio",
+        horizontal=True,
+        on_change=lambda: st.session_state.update(
+            figure_format=st.session_state["figure_format_radio"]
+        ),
+    )
 
 
 # ---------------------------------------------------------------- predict, then reveal
@@ -182,7 +222,7 @@ def ask(question: Question) -> None:
             st.warning(plain(shown.message), icon=":material/lightbulb:")
 
 
-def quiz_score() -> None:
+def _quiz_score() -> None:
     """The session's score in the sidebar, once a question has been answered."""
     right, answered = score(st.session_state.get(QUIZ_KEY, {}))
     if answered:

@@ -1,0 +1,213 @@
+"""Figures of the Transformer page: the block's data flow and the depth experiment."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from lnlab.plots.common import OKABE_ITO
+from lnlab.transformer import (
+    NO_NORM,
+    POST_NORM,
+    PRE_NORM,
+    VARIANTS,
+    BlockStep,
+    DepthExperiment,
+    block_steps,
+)
+
+# Okabe-Ito, one colour per kind of box; the labels say the same thing in words.
+KIND_COLOURS = {
+    "io": OKABE_ITO[7],
+    "sublayer": OKABE_ITO[0],
+    "norm": OKABE_ITO[1],
+    "add": OKABE_ITO[2],
+    "add-norm": OKABE_ITO[1],
+}
+RESIDUAL_COLOUR = OKABE_ITO[3]
+VARIANT_STYLES = {  # colour, dash and marker differ, so no line relies on colour alone
+    NO_NORM: (OKABE_ITO[5], "dot", "x"),
+    POST_NORM: (OKABE_ITO[0], "solid", "circle"),
+    PRE_NORM: (OKABE_ITO[1], "dash", "diamond"),
+}
+TITLES = {
+    POST_NORM: "Post-norm block (original Transformer)",
+    PRE_NORM: "Pre-norm block (GPT-2 style)",
+}
+
+_HALF_WIDTH = 1.1  # of a box, in data units; boxes sit one unit apart, top to bottom
+_HALF_HEIGHT = 0.3
+_SKIP_X = 1.7  # where the residual connections run, right of the boxes
+_PIXELS_PER_STEP = 62
+
+
+def _y(index: int) -> float:
+    return -float(index)
+
+
+def _fill(colour: str) -> str:
+    """The colour at 18% opacity, as a light box fill."""
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, 0.18)"
+
+
+def _arrow(
+    fig: go.Figure,
+    tail: tuple[float, float],
+    head: tuple[float, float],
+    *,
+    name: str = "flow",
+    colour: str = OKABE_ITO[7],
+    width: float = 1.5,
+) -> None:
+    fig.add_annotation(
+        name=name,
+        x=head[0],
+        y=head[1],
+        ax=tail[0],
+        ay=tail[1],
+        xref="x",
+        yref="y",
+        axref="x",
+        ayref="y",
+        text="",
+        showarrow=True,
+        arrowhead=2,
+        arrowsize=1.2,
+        arrowwidth=width,
+        arrowcolor=colour,
+    )
+
+
+def _draw_box(fig: go.Figure, index: int, step: BlockStep) -> None:
+    colour = KIND_COLOURS[step.kind]
+    y = _y(index)
+    fig.add_shape(
+        type="rect",
+        x0=-_HALF_WIDTH,
+        x1=_HALF_WIDTH,
+        y0=y - _HALF_HEIGHT,
+        y1=y + _HALF_HEIGHT,
+        line={"color": colour, "width": 2},
+        fillcolor=_fill(colour),
+        layer="below",
+    )
+    fig.add_annotation(
+        name="box",
+        x=0,
+        y=y,
+        text=step.label,
+        showarrow=False,
+        font={"size": 14, "color": OKABE_ITO[7]},
+    )
+
+
+def _draw_residual(fig: go.Figure, index: int, skip_from: int) -> None:
+    """From the stream entering step `skip_from`, around the right, into the add at `index`."""
+    branch = _y(skip_from) + 0.5
+    target = _y(index)
+    line = {"color": RESIDUAL_COLOUR, "width": 2}
+    fig.add_shape(
+        type="path",
+        path=f"M 0,{branch} L {_SKIP_X},{branch} L {_SKIP_X},{target}",
+        line=line,
+    )
+    fig.add_shape(
+        type="circle",
+        x0=-0.06,
+        x1=0.06,
+        y0=branch - 0.06,
+        y1=branch + 0.06,
+        fillcolor=RESIDUAL_COLOUR,
+        line=line,
+    )
+    _arrow(fig, (_SKIP_X, target), (_HALF_WIDTH, target), name="residual", colour=RESIDUAL_COLOUR)
+
+
+def _draw_repeat(fig: go.Figure, steps: tuple[BlockStep, ...]) -> None:
+    """A dashed frame around the boxes that repeat once per layer, labelled × N."""
+    inside = [i for i, s in enumerate(steps) if s.repeated]
+    top, bottom = _y(inside[0]) + 0.5, _y(inside[-1]) - 0.45
+    fig.add_shape(
+        type="rect",
+        x0=-_HALF_WIDTH - 0.35,
+        x1=_SKIP_X + 0.3,
+        y0=bottom,
+        y1=top,
+        line={"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
+    )
+    fig.add_annotation(
+        name="repeat",
+        x=-_HALF_WIDTH - 0.45,
+        y=(top + bottom) / 2,
+        text="× N layers",
+        textangle=-90,
+        showarrow=False,
+        xanchor="right",
+        font={"size": 13},
+    )
+
+
+def block_diagram(norm_position: str) -> go.Figure:
+    """The data flow through one block, boxes top to bottom, residual connections on the right.
+
+    Annotations named "box" hold the box labels in flow order; "flow" and "residual" are the
+    arrows; "repeat" labels the frame around the part that repeats per layer.
+    """
+    steps = block_steps(norm_position)
+    fig = go.Figure()
+    for i, step in enumerate(steps):
+        _draw_box(fig, i, step)
+        if i + 1 < len(steps):
+            _arrow(fig, (0, _y(i) - _HALF_HEIGHT), (0, _y(i + 1) + _HALF_HEIGHT))
+        if step.skip_from is not None:
+            _draw_residual(fig, i, step.skip_from)
+    _draw_repeat(fig, steps)
+    fig.update_xaxes(visible=False, range=[-2.4, 2.3], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[_y(len(steps) - 1) - 0.6, 0.6], fixedrange=True)
+    fig.update_layout(
+        title={"text": TITLES[norm_position], "font": {"size": 14}},
+        height=_PIXELS_PER_STEP * len(steps) + 70,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        plot_bgcolor="rgba(0,0,0,0)",
+        showlegend=False,
+    )
+    return fig
+
+
+def depth_chart(result: DepthExperiment) -> go.Figure:
+    """RMS of the residual stream after each layer, one line per variant, log y axis."""
+    fig = go.Figure()
+    for variant in VARIANTS:
+        colour, dash, symbol = VARIANT_STYLES[variant]
+        fig.add_trace(
+            go.Scatter(
+                x=result.layers.tolist(),
+                y=result.rms[variant].tolist(),
+                name=variant,
+                mode="lines+markers",
+                line={"color": colour, "dash": dash, "width": 2},
+                marker={"symbol": symbol, "size": 6},
+                hovertemplate=f"{variant}, layer %{{x}}: RMS %{{y:.4g}}<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[result.depth],
+            y=[result.pre_norm_final_rms],
+            name="pre-norm, after the final LN",
+            mode="markers",
+            marker={"symbol": "star", "size": 14, "color": OKABE_ITO[1], "line": {"width": 1}},
+            hovertemplate="after the final LN: RMS %{y:.4g}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title="layer (0 = the input)")
+    fig.update_yaxes(  # one tick per power of ten, so the log scale cannot be misread
+        type="log", dtick=1, exponentformat="power", title="RMS of the residual stream (log scale)"
+    )
+    fig.update_layout(
+        title=f"Size of the activations through {result.depth} layers",
+        height=460,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
