@@ -1,0 +1,162 @@
+"""The "Run it on the GPU" page, run on the CPU with AppTest."""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from lnlab import timing
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gpu.py")
+HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
+HELLO_TOKENS = ["Hello", ",", " how", " are", " you", "?"]
+# The "?" token (0.3, -0.1, 0.1, 0.5) has variance 0.05 and the largest max|x| / sigma_eps.
+HELLO_KAPPA = 0.5 / math.sqrt(0.05 + 1e-5)
+HELLO_KAPPA_MEAN = 0.8 / 0.25
+HAS_GPU = torch.cuda.is_available() or torch.backends.mps.is_available()
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    return at
+
+
+def _on_cpu(dtype: str = "float32") -> AppTest:
+    at = _app()
+    at.selectbox(key="gpu_device").select("cpu").run()
+    if dtype != "float32":
+        at.selectbox(key="gpu_dtype").select(dtype).run()
+    assert not at.exception
+    return at
+
+
+def _frame(at: AppTest, column: str) -> pd.DataFrame:
+    """The first table on the page with `column`."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def _has_frame(at: AppTest, column: str) -> bool:
+    return any(column in d.value.columns for d in at.dataframe)
+
+
+def _bound(u: float, step: str) -> float:
+    """u (2 + a kappa), derived for the hello preset by hand (see test_timing)."""
+    if step.startswith("Mean"):
+        return u * (2 + 2 * HELLO_KAPPA_MEAN)
+    return u * (2 + (2 if step.startswith("Std") else 4) * HELLO_KAPPA)
+
+
+def test_default_page_loads_with_float32_parity():
+    at = _app()
+    if not HAS_GPU:
+        assert "No GPU on this machine" in at.info[0].value
+    stats = _frame(at, "μ float64")
+    assert list(stats.index) == HELLO_TOKENS
+    np.testing.assert_allclose(stats["μ float64"], HELLO_MEANS, rtol=1e-15)
+    parity = _frame(at, "max rel error")
+    assert len(parity) == 6
+    for step, row in parity.iterrows():
+        assert row["max rel error"] < _bound(2.0**-24, step) < 1e-6, step
+        assert row["within bound"] == "yes"
+    assert any(r"\mu = \frac{0.1 + 0.3 + (-0.2) + 0.8}{4} = 0.25" in x.value for x in at.latex)
+    assert not at.error and not at.warning
+    assert at.get("plotly_chart")
+
+
+@pytest.mark.parametrize(
+    ("dtype", "rounded", "u"),
+    [
+        ("float16", lambda v: torch.tensor(v).half().double(), 2.0**-11),
+        ("bfloat16", lambda v: torch.tensor(v).bfloat16().double(), 2.0**-8),
+    ],
+)
+def test_low_precision_errors_are_larger_but_bounded(dtype, rounded, u):
+    at = _on_cpu(dtype)
+    parity = _frame(at, "max rel error")
+    for step, row in parity.iterrows():
+        assert row["max rel error"] <= _bound(u, step), step
+    assert parity["max rel error"].max() > 1e-5  # well above anything float32 gives
+    # the "," token's mean: its inputs rounded to the dtype, averaged, and rounded back
+    comma = [0.0, 0.1, 0.4, -0.1]
+    expected = float(rounded(float(rounded(comma).mean())))
+    stats = _frame(at, f"μ {dtype}")
+    assert stats[f"μ {dtype}"].iloc[1] == expected != 0.1
+
+
+def test_presets_typed_text_and_token_choice_change_the_numbers():
+    at = _app()
+    at.selectbox(key="gpu_preset").select("token-2468").run()
+    assert at.text_area(key="gpu_text").value == "2.0, 4.0, 6.0, 8.0"
+    assert _frame(at, "μ float64")["μ float64"].tolist() == [5.0]
+    at.text_area(key="gpu_text").input("1 2 3 4 5\n0 0 0 0 10").run()
+    stats = _frame(at, "μ float64")
+    assert list(stats.index) == ["t1", "t2"]
+    assert stats["μ float64"].tolist() == [3.0, 2.0]
+    at.selectbox(key="gpu_token").select(1).run()
+    assert any(r"\frac{0 + 0 + 0 + 0 + 10}{5} = 2" in x.value for x in at.latex)
+
+
+def test_bad_embeddings_show_an_error_and_keep_the_last_result():
+    at = _app()
+    at.text_area(key="gpu_text").input("1, 2\n3").run()
+    assert not at.exception
+    assert "row 2 has 1 number but row 1 has 2" in at.error[0].value
+    np.testing.assert_allclose(_frame(at, "μ float64")["μ float64"], HELLO_MEANS)
+
+
+def test_scale_up_on_the_cpu_shows_a_timing_table():
+    at = _on_cpu()
+    at.number_input(key="gpu_batch").set_value(2)
+    at.number_input(key="gpu_seq").set_value(8)
+    at.number_input(key="gpu_features").set_value(16).run()
+    assert not _has_frame(at, "median time (ms)")
+    at.button(key="gpu_run").click().run()
+    assert not at.exception and not at.error
+    table = _frame(at, "median time (ms)")
+    assert list(table.index) == ["copy", "step by step", "fused F.layer_norm"]
+    assert (table["median time (ms)"] > 0).all()
+    # N = 256, R = 16, D = 16 in float32: (12 N + 8 R + 2 D) x 4 and (2 N + 2 D) x 4 bytes
+    assert table["MB moved per call"].tolist() == [2048 / 1e6, 12928 / 1e6, 2176 / 1e6]
+    assert table.loc["copy", "share of copy bandwidth"] == 1.0
+
+
+def test_an_over_cap_size_shows_an_error_and_disables_the_run():
+    at = _on_cpu()
+    at.number_input(key="gpu_batch").set_value(3)
+    at.number_input(key="gpu_seq").set_value(1024)
+    at.number_input(key="gpu_features").set_value(1024).run()
+    assert not at.exception
+    assert "3,145,728 elements is over the CPU cap of 2,097,152" in at.error[0].value
+    assert at.button(key="gpu_run").disabled
+
+
+def test_a_busy_benchmark_slot_shows_a_warning():
+    at = _on_cpu()
+    at.number_input(key="gpu_seq").set_value(8)
+    at.number_input(key="gpu_features").set_value(16).run()
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with timing._heavy_run:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        at.button(key="gpu_run").click().run()
+    finally:
+        release.set()
+        holder.join(10)
+    assert not at.exception
+    assert "another visitor's benchmark is running" in at.warning[0].value.lower()
+    assert not _has_frame(at, "median time (ms)")
