@@ -12,7 +12,7 @@ and compact enough for the size caps: `?v=1&x=2,4,6,8`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,3 +162,39 @@ def decode_link(params: Mapping[str, str | list[str]], spec: tuple[Param, ...]) 
     if problems:
         raise InputError("this link could not be opened: " + "; ".join(problems))
     return state
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Field:
+    """A link parameter bound to a widget's session-state key.
+
+    `to_widget` turns the decoded link value into the widget's value (a matrix into the text
+    of a text area, say); `from_widget` does the reverse for the link.
+    """
+
+    param: Param
+    key: str
+    to_widget: Callable[[Any], Any] = _same
+    from_widget: Callable[[Any], Any] = _same
+
+
+def link_state(widgets: Mapping[str, Any], fields: tuple[Field, ...]) -> dict[str, Any]:
+    """The link's state from the widgets' current values (fields whose key is absent are left
+    out; a value that fails `from_widget` with InputError is left out too)."""
+    state = {}
+    for f in fields:
+        if f.key in widgets:
+            try:
+                state[f.param.name] = f.from_widget(widgets[f.key])
+            except InputError:
+                continue
+    return state
+
+
+def widget_values(state: Mapping[str, Any], fields: tuple[Field, ...]) -> dict[str, Any]:
+    """Session-state values for the widgets, from a decoded link state."""
+    return {f.key: f.to_widget(state[f.param.name]) for f in fields if f.param.name in state}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
+from urllib.parse import urlencode
 
 import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring
 import pandas as pd  # noqa: F401
@@ -17,6 +18,7 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from lnlab.errors import InputError
+from lnlab.links import Field, decode_link, encode_link, link_state, widget_values
 from lnlab.markdown import plain
 from lnlab.quiz import Question, Verdict, check, score
 
@@ -227,3 +229,61 @@ def _quiz_score() -> None:
     right, answered = score(st.session_state.get(QUIZ_KEY, {}))
     if answered:
         st.sidebar.metric("Predictions right (first try)", f"{right} / {answered}")
+
+
+# ---------------------------------------------------------------- shareable links
+
+_NOT_STATE = (PRESENT_KEY,)  # query parameters that belong to the app, not to a page
+
+
+def _query() -> dict[str, str | list[str]]:
+    """The URL's query parameters; a repeated one comes as a list (and is refused later)."""
+    out: dict[str, str | list[str]] = {}
+    for name in st.query_params:
+        values = st.query_params.get_all(name)
+        out[name] = values[0] if len(values) == 1 else values
+    return out
+
+
+def open_link(page: str, fields: tuple[Field, ...]) -> None:
+    """Put the state in the URL into the page's widgets; call before creating them.
+
+    Only a new URL is applied (not the one this page wrote itself), so edits are never undone
+    on a rerun. A bad link opens the page's default example with a notice saying what is
+    wrong; it never raises.
+    """
+    params = {k: v for k, v in _query().items() if k not in _NOT_STATE}
+    signature = repr(sorted(params.items()))
+    if st.session_state.get(f"_link_{page}") == signature:
+        return
+    st.session_state[f"_link_{page}"] = signature
+    if not params:
+        return
+    try:
+        state = decode_link(params, tuple(f.param for f in fields))
+    except InputError as err:
+        for f in fields:
+            st.session_state.pop(f.key, None)
+        st.warning(
+            f"{plain(str(err))}. The page opened on its default example instead.",
+            icon=":material/link_off:",
+        )
+        return
+    st.session_state.update(widget_values(state, fields))
+
+
+def share_link(page: str, fields: tuple[Field, ...]) -> None:
+    """Write the page's current state into the URL and offer it to copy; call after the widgets.
+
+    The address bar then always holds a link to exactly what is on screen.
+    """
+    params = encode_link(link_state(st.session_state, fields), tuple(f.param for f in fields))
+    if presenting():
+        params[PRESENT_KEY] = "1"
+    st.query_params.from_dict(params)
+    mine = {k: v for k, v in params.items() if k not in _NOT_STATE}
+    st.session_state[f"_link_{page}"] = repr(sorted(mine.items()))
+    base = str(st.context.url or "").split("?")[0]
+    with st.popover("Copy link to this example", icon=":material/link:"):
+        st.caption("Anyone who opens this link sees the same example and settings.")
+        st.code(f"{base}?{urlencode(params)}", language=None, wrap_lines=True)
