@@ -187,6 +187,9 @@ def _standardize(
         return mean_d, var, std, c / std
     t = eps / s / s  # not eps / (s * s): s * s underflows for tiny s
     huge = xp.isinf(t)  # s is so small that var is nothing next to eps
+    if not bool(huge.any()):  # the usual case: skip the second branch (a full pass)
+        root = xp.sqrt(r + t)
+        return mean_d, var, s * root, u / root
     root = xp.sqrt(r + xp.where(huge, 0.0, t))
     std = xp.where(huge, eps**0.5, s * root)
     x_hat = xp.where(huge, c / eps**0.5, u / root)

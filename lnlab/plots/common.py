@@ -68,7 +68,9 @@ def heatmap(
                 y1=i + 0.5,
                 line={"color": HIGHLIGHT, "width": 3},
             )
-    fig.update_layout(title=title, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.update_layout(
+        title=title, margin={"l": 10, "r": 10, "t": 90, "b": 10}
+    )  # room for the top axis labels
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="top")
     return fig
