@@ -1,0 +1,210 @@
+"""The padding page in AppTest: default preset, interactions, bad input.
+
+Expected numbers are worked out by hand from the "hi-nitish" preset: the stacked rows are
+Hi (5, 1, 8), Nitish (3, 7, 2), PAD, PAD, How (4, 2, 6), are (1, 8, 3), you (7, 5, 9),
+today (2, 4, 1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lnlab.plots.common import HIGHLIGHT
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "padding.py")
+
+
+@pytest.fixture
+def at() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not app.exception
+    return app
+
+
+def frames(app: AppTest, *columns: str) -> list[pd.DataFrame]:
+    """The tables whose first columns are `columns`, in page order."""
+    found = [d.value for d in app.dataframe]
+    return [f for f in found if tuple(f.columns[: len(columns)]) == columns]
+
+
+def bn_means(app: AppTest) -> tuple[list[float], list[float]]:
+    naive, masked = frames(app, "feature", "mean μ")
+    return list(naive["mean μ"]), list(masked["mean μ"])
+
+
+def metric(app: AppTest, label: str) -> str:
+    return next(m.value for m in app.metric if m.label == label)
+
+
+def batch_figure(app: AppTest) -> dict:
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["title"]["text"].startswith("The stacked batch")
+    return spec
+
+
+def outlined_cells(app: AppTest) -> list[tuple[float, float]]:
+    """(row, column) of every outlined cell of the batch heatmap."""
+    shapes = batch_figure(app)["layout"]["shapes"]
+    return sorted(
+        (s["y0"] + 0.5, s["x0"] + 0.5)
+        for s in shapes
+        if s.get("line", {}).get("color") == HIGHLIGHT
+    )
+
+
+def errors(app: AppTest) -> list[str]:
+    return [e.value for e in app.error]
+
+
+def test_default_preset_shows_the_padded_statistics(at):
+    naive, masked = bn_means(at)
+    assert naive == pytest.approx([22 / 8, 27 / 8, 29 / 8])
+    assert masked == pytest.approx([22 / 6, 27 / 6, 29 / 6])
+    ln = frames(at, "token", "mean μ")[0]
+    assert ln["mean μ"].tolist() == pytest.approx([14 / 3, 4, 0, 0, 4, 4, 7, 7 / 3])
+    naive_out = frames(at, "token", "PAD", "f1")[1]  # [0] is the input batch
+    pad_row = naive_out[naive_out["token"] == "1.3 [PAD]"][["f1", "f2", "f3"]].to_numpy()[0]
+    rows = np.array(
+        [[5, 1, 8], [3, 7, 2], [0, 0, 0], [0, 0, 0], [4, 2, 6], [1, 8, 3], [7, 5, 9], [2, 4, 1]]
+    )
+    expected = -rows.mean(axis=0) / np.sqrt(rows.var(axis=0) + 1e-5)
+    assert pad_row == pytest.approx(expected)
+    ln_out = frames(at, "token", "PAD", "f1")[3]
+    assert ln_out[ln_out["PAD"]][["f1", "f2", "f3"]].to_numpy().tolist() == [[0, 0, 0]] * 2
+    assert metric(at, "Share of PAD zeros") == "70 %"
+    assert metric(at, "Positions in the padded tensor") == "3,200"
+    assert metric(at, "Layer Norm: max |change|") == "0"
+    assert float(metric(at, "Batch Norm, masked: max |change|")) > 0.1
+    assert any("p = 2/8 = 0.25" in m.value for m in at.markdown)
+    check = frames(at, "feature", "μ (real)")[0]
+    assert check["mean diff"].abs().max() < 1e-12
+    assert check["variance diff"].abs().max() < 1e-12
+    assert r"\frac{5 + 3 + 0 + 0 + 4 + 1 + 7 + 2}{8} = 2.75" in at.latex[0].value
+    assert outlined_cells(at) == [(float(r), 0.0) for r in range(8)]
+    assert not at.error and not at.warning
+
+
+def test_editing_sentences_changes_the_statistics(at):
+    at.text_area(key="pad_sentences").input("Hi Nitish\nHow are you").run()
+    naive, masked = bn_means(at)
+    # rows Hi, Nitish, PAD, How, are, you: feature 1 = (5 + 3 + 0 + 4 + 1 + 7) / 6
+    assert naive[0] == pytest.approx(20 / 6)
+    assert masked[0] == pytest.approx(20 / 5)
+    assert len(frames(at, "token", "PAD", "f1")[0]) == 6
+
+
+def test_picking_a_masked_column_or_a_token_row_moves_the_outline(at):
+    at.radio(key="pad_pick").set_value("masked").run()
+    at.selectbox(key="pad_feature").set_value(2).run()
+    assert outlined_cells(at) == [(float(r), 2.0) for r in (0, 1, 4, 5, 6, 7)]
+    assert r"\frac{8 + 2 + 6 + 3 + 9 + 1}{6}" in at.latex[0].value
+    at.radio(key="pad_pick").set_value("token").run()
+    at.selectbox(key="pad_token").set_value(4).run()
+    assert outlined_cells(at) == [(4.0, 0.0), (4.0, 1.0), (4.0, 2.0)]
+    assert r"\frac{4 + 2 + 6}{3} = 4" in at.latex[0].value
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "at least one sentence"),
+        (" ".join(["word"] * 17), "17 words"),
+        ("Hi " + "x" * 100, "100 characters"),
+    ],
+)
+def test_bad_sentences_show_an_error_and_keep_the_last_good_batch(at, text, message):
+    at.text_area(key="pad_sentences").input(text).run()
+    assert not at.exception
+    assert any(message in e for e in errors(at))
+    assert bn_means(at)[0][0] == pytest.approx(22 / 8)
+
+
+def test_html_in_sentences_renders_as_text(at):
+    at.text_area(key="pad_sentences").input("<script>alert(1)</script> hi\nok").run()
+    assert not at.exception and not at.error
+    labels = batch_figure(at)["data"][0]["y"]
+    assert labels[0] == "1.1 &lt;script&gt;alert(1)&lt;/script&gt;"
+    assert frames(at, "token", "PAD", "f1")[0]["token"][0] == "1.1 <script>alert(1)</script>"
+
+
+def test_eps_zero_explains_the_nan(at):
+    at.number_input(key="pad_eps").set_value(0.0).run()
+    warning = at.warning[0].value
+    assert "NaN" in warning and "variance is 0" in warning and "0/0" in warning
+    ln_out = frames(at, "token", "PAD", "f1")[3]
+    assert ln_out[ln_out["PAD"]][["f1", "f2", "f3"]].isna().all().all()
+
+
+def test_editing_an_embedding_changes_the_batch(at):
+    edit = {"edited_rows": {0: {"f1": 9.0}}, "added_rows": [], "deleted_rows": []}
+    at.session_state["pad_words"] = edit
+    at.run()
+    # feature 1: (9 + 3 + 0 + 0 + 4 + 1 + 7 + 2) / 8
+    assert bn_means(at)[0][0] == pytest.approx(26 / 8)
+    table = at.data_editor(key="pad_words").value
+    assert table.loc["Hi", "from"] == "edited"
+    at.session_state["pad_words"] = {**edit, "edited_rows": {0: {"f1": None}}}
+    at.run()
+    assert any("empty" in e for e in errors(at))
+    assert bn_means(at)[0][0] == pytest.approx(26 / 8)
+
+
+def test_other_preset_drops_edits_and_reset_drops_them_too(at):
+    edit = {"edited_rows": {0: {"f1": 9.0}}, "added_rows": [], "deleted_rows": []}
+    at.session_state["pad_words"] = edit
+    at.run()
+    at.selectbox(key="pad_preset").set_value("hi-nitish-contextual").run()
+    # feature 1: (6.5 + 4.2 + 5.7 + 3.4 + 8.9 + 1.2) / 8 = 29.9 / 8
+    assert bn_means(at)[0][0] == pytest.approx(29.9 / 8)
+    assert set(at.data_editor(key="pad_words").value["from"]) == {"preset"}
+    at.session_state["pad_words"] = edit
+    at.run()
+    assert bn_means(at)[0][0] == pytest.approx((29.9 - 6.5 + 9) / 8)
+    at.button(key="pad_reset_words").click().run()
+    assert bn_means(at)[0][0] == pytest.approx(29.9 / 8)
+
+
+def test_who_else_with_an_unchanged_sentence_changes_nothing(at):
+    at.text_input(key="pad_other_text").input("How are you today").run()
+    assert metric(at, "Batch Norm, masked: max |change|") == "0"
+    at.text_input(key="pad_other_text").input("").run()
+    assert any("empty" in e for e in errors(at))
+
+
+def test_calculator_validates_and_keeps_the_last_good_count(at):
+    at.number_input(key="pad_longest").set_value(50).run()
+    at.number_input(key="pad_average").set_value(20.0).run()
+    assert metric(at, "Share of PAD zeros") == "60 %"
+    at.number_input(key="pad_average").set_value(120.0).run()
+    assert any("cannot exceed" in e for e in errors(at))
+    assert metric(at, "Share of PAD zeros") == "60 %"
+
+
+def test_preactivation_table_both_ways(at):
+    node_stats = frames(at, "node", "mean μ")[0]
+    assert node_stats["mean μ"].tolist() == pytest.approx([4.0, 3.6, 4.2])  # 20/5, 18/5, 21/5
+    sample_stats = frames(at, "sample", "mean μ")[0]
+    assert sample_stats["mean μ"].tolist() == pytest.approx([16 / 3, 3, 2, 6, 10 / 3])
+    running = frames(at, "feature", "batch mean")[0]
+    assert running["running mean"].tolist() == pytest.approx(
+        [0.1 * 22 / 8, 0.1 * 27 / 8, 0.1 * 29 / 8]
+    )
+
+
+def test_no_padding_one_sentence_and_shrinking_batches(at):
+    at.radio(key="pad_pick").set_value("token").run()
+    at.selectbox(key="pad_token").set_value(7).run()
+    at.selectbox(key="pad_focus").set_value(1).run()
+    at.text_area(key="pad_sentences").input("a b\nc d").run()
+    assert not at.exception
+    assert any("No PAD rows" in i.value for i in at.info)
+    assert outlined_cells(at) == [(0.0, 0.0), (0.0, 1.0), (0.0, 2.0)]  # row 8 is gone
+    at.text_area(key="pad_sentences").input("solo").run()
+    assert not at.exception
+    assert any("one sentence" in i.value for i in at.info)
