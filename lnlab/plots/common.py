@@ -59,18 +59,23 @@ def heatmap(
         )
     )
     if highlight is not None:
-        for i, j in zip(*np.nonzero(np.asarray(highlight)), strict=True):
-            fig.add_shape(
-                type="rect",
-                x0=j - 0.5,
-                x1=j + 0.5,
-                y0=i - 0.5,
-                y1=i + 0.5,
-                line={"color": HIGHLIGHT, "width": 3},
-            )
-    fig.update_layout(
-        title=title, margin={"l": 10, "r": 10, "t": 90, "b": 10}
-    )  # room for the top axis labels
+        # one update for all outlines: add_shape per cell re-validates every earlier shape
+        cells = zip(*np.nonzero(np.asarray(highlight)), strict=True)
+        fig.update_layout(
+            shapes=[
+                {
+                    "type": "rect",
+                    "x0": j - 0.5,
+                    "x1": j + 0.5,
+                    "y0": i - 0.5,
+                    "y1": i + 0.5,
+                    "line": {"color": HIGHLIGHT, "width": 3},
+                }
+                for i, j in cells
+            ]
+        )
+    # a top margin that leaves room for the column labels under the title
+    fig.update_layout(title=title, margin={"l": 10, "r": 10, "t": 90, "b": 10})
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="top")
     return fig
