@@ -71,18 +71,22 @@ def available_devices() -> list[DeviceInfo]:
 
 
 def resolve_device(device: str = "auto") -> str:
-    """Turn 'auto' into CUDA, then MPS, then CPU; check that an explicit choice exists."""
-    torch = get_torch()
-    kind = device.split(":")[0]
-    if kind not in DEVICES:
-        raise InputError(f'unknown device "{device}": choose one of {", ".join(DEVICES)}')
+    """Turn 'auto' into CUDA, then MPS, then CPU; check that an explicit choice exists here."""
+    get_torch()
+    names = [d.name for d in available_devices()]
     if device == "auto":
-        return available_devices()[0].name
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise InputError("no CUDA GPU is available on this machine")
-    if kind == "mps" and not _mps_available(torch):
+        return names[0]
+    resolved = "cuda:0" if device == "cuda" else device
+    if resolved in names:
+        return resolved
+    kind = device.split(":")[0]
+    if kind not in DEVICES or kind == "auto":
+        raise InputError(f'unknown device "{device}": choose one of {", ".join(DEVICES)}')
+    if kind == "cuda":
+        raise InputError(f'no CUDA GPU "{device}" on this machine (found: {", ".join(names)})')
+    if kind == "mps":
         raise InputError("Apple MPS is not available on this machine")
-    return "cuda:0" if device == "cuda" else device
+    raise InputError(f'unknown device "{device}": this machine has {", ".join(names)}')
 
 
 def device_summary() -> str:

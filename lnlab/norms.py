@@ -137,7 +137,10 @@ def _as_array(x: Any, name: str = "x") -> np.ndarray:
 
 
 def _check_eps(eps: float) -> float:
-    eps = float(eps)
+    try:
+        eps = float(eps)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f'epsilon must be a number, not "{str(eps)[:20]}"') from exc
     if not np.isfinite(eps) or eps < 0:
         raise InputError(f"epsilon must be a finite number >= 0, not {eps}")
     return eps
@@ -185,7 +188,7 @@ def _standardize(
     if eps_outside:
         std = s * xp.sqrt(r) + eps
         return mean_d, var, std, c / std
-    t = eps / s / s  # not eps / (s * s): s * s underflows for tiny s
+    t = _eps_over_square(xp, eps, s)
     huge = xp.isinf(t)  # s is so small that var is nothing next to eps
     if not bool(huge.any()):  # the usual case: skip the second branch (a full pass)
         root = xp.sqrt(r + t)
@@ -194,6 +197,17 @@ def _standardize(
     std = xp.where(huge, eps**0.5, s * root)
     x_hat = xp.where(huge, c / eps**0.5, u / root)
     return mean_d, var, std, x_hat
+
+
+def _eps_over_square(xp: Any, eps: float, s: Array) -> Array:
+    """eps / s^2 without overflow or underflow traps.
+
+    Not eps / (s * s): s * s underflows for tiny s. And not for eps = 0: torch computes
+    eps / s as eps * (1 / s), and 1 / s overflows for a subnormal s (0 * inf is NaN).
+    """
+    if eps == 0:
+        return xp.zeros_like(s)
+    return eps / s / s
 
 
 def _first_of_groups(a: Array, axes: tuple[int, ...]) -> Array:
@@ -422,6 +436,7 @@ def batch_norm_steps(
     with np.errstate(all="ignore"):
         k = t[first_real : first_real + 1]
         mean_d, var, std, x_hat = _standardize(ops, t - k, (0,), n, eps, valid=valid)
+        x_hat = ops.xp.where(valid, x_hat, 0.0)  # excluded: 0, even where 0 / 0 (eps = 0)
         y = ops.xp.where(valid, tg * x_hat + tb, 0.0)
         mean, var, std, x_hat, y = (_to_numpy(v, place) for v in (k + mean_d, var, std, x_hat, y))
         unbiased_var = var * n / (n - 1) if n > 1 else np.full_like(var, np.nan)
@@ -488,7 +503,7 @@ def rms_norm(
         s = xp.where(s > 0, s, 1.0)
         u = t / s
         r = ops.sum(u * u, axes) / a.shape[-1]
-        scaled_eps = eps / s / s
+        scaled_eps = _eps_over_square(xp, eps, s)
         huge = xp.isinf(scaled_eps)
         x_hat = xp.where(huge, t / eps**0.5, u / xp.sqrt(r + xp.where(huge, 0.0, scaled_eps)))
         return _to_numpy(tg * x_hat, place)
