@@ -57,6 +57,7 @@ _HEAD = re.compile(
 )
 _KEYWORD_ARG = re.compile(r"[A-Za-z_]\w*\s*=\s*[^()\[\]=]+", re.ASCII)  # dtype=torch.float16
 _LABEL_SEP = re.compile(r"[,\r\n]")
+_LINE_SEP = re.compile(r"\r\n|[\r\n]")
 _BAD_IN_LABELS = {"Cc", "Cs", "Zl", "Zp"}  # control characters, lone surrogates, line breaks
 
 _EMPTY = "Enter at least one number, for example: 2, 4, 6, 8"
@@ -106,9 +107,14 @@ def parse_vector(text: str, n: int | None = None, *, name: str = "vector") -> np
 
 
 def parse_labels(text: str, n: int) -> list[str]:
-    """Read `n` token labels separated by commas or new lines; blank text gives t1..tn."""
+    """Read `n` token labels; blank text gives t1..tn.
+
+    One label per line when the text has several lines (so a label may be a comma, as in
+    "Hello, how are you?"); otherwise labels are separated by commas.
+    """
     _check_length(text)
-    labels = [part.strip() for part in _LABEL_SEP.split(text)]
+    separator = _LINE_SEP if "\n" in text or "\r" in text else _LABEL_SEP
+    labels = [part.strip() for part in separator.split(text)]
     labels = [label for label in labels if label]
     if not labels:
         return [f"t{i}" for i in range(1, n + 1)]

@@ -261,7 +261,7 @@ LABELS = [
     ("  \n ", 2, ["t1", "t2"]),
     ("the, cat, sat", 3, ["the", "cat", "sat"]),
     ("the\ncat\nsat\n", 3, ["the", "cat", "sat"]),
-    (" the ,cat,\n\nsat, ", 3, ["the", "cat", "sat"]),
+    (" the \ncat\n\nsat ", 3, ["the", "cat", "sat"]),
     ("the, the", 2, ["the", "the"]),
     ("<b>x</b>, 😀", 2, ["<b>x</b>", "😀"]),
     ("a b c", 1, ["a b c"]),
@@ -374,3 +374,14 @@ def test_parse_labels_never_crashes(text: str, n: int) -> None:
         return
     assert len(labels) == n
     assert all(isinstance(label, str) and 0 < len(label) <= MAX_LABEL_CHARS for label in labels)
+
+
+def test_one_label_per_line_may_hold_a_comma():
+    assert parse_labels("Hello\n,\n how\n are\n you\n?", 6) == [
+        "Hello",
+        ",",
+        "how",
+        "are",
+        "you",
+        "?",
+    ]

@@ -1,0 +1,283 @@
+"""The lesson of the "Step through one token" page, as plain Python (no Streamlit).
+
+`token_lesson` takes the page's inputs (embeddings, labels, token, epsilon, gamma, beta) and
+returns everything the page shows in one `TokenLesson`: the five steps for the chosen token,
+the check that x_hat has mean 0 and biased std 1, the gamma and beta that undo the
+normalization, and the whole prompt at once. The other functions move numbers between the
+page's text boxes, its grid and its tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lnlab.errors import InputError
+from lnlab.norms import LayerNormTrace, layer_norm_steps
+from lnlab.parse import MAX_TOKENS
+
+STEP_COUNT = 5  # mean, variance, std with epsilon, normalize, scale and shift
+LABEL_COMMA = "‚"  # U+201A: a comma-like mark, since "," separates labels in the labels box
+
+
+@dataclass(frozen=True)
+class Check:
+    """The normalized token x_hat: mean 0, biased std 1 (up to epsilon), and torch.std's view.
+
+    The biased std of x_hat is exactly sqrt(var / (var + eps)): a hair under 1 when eps > 0.
+    torch.std divides by D - 1 (Bessel's correction) by default, so it prints the biased std
+    times sqrt(D / (D - 1)).
+    """
+
+    features: int  # D
+    mean: float  # mean of x_hat
+    std: float  # sqrt(sum((x_hat - mean)^2) / D)
+    expected_std: float  # sqrt(var / (var + eps)), from the token's own statistics
+    std_unbiased: float  # sqrt(sum((x_hat - mean)^2) / (D - 1)): torch.std(x_hat); NaN if D = 1
+    bessel: float  # sqrt(D / (D - 1)): std_unbiased / std; NaN if D = 1
+    var_input_unbiased: float  # torch.var(x): the token's variance divided by D - 1
+
+
+@dataclass(frozen=True)
+class TokenLesson:
+    """Everything the page shows for one prompt and one chosen token."""
+
+    trace: LayerNormTrace  # every token; the steps' LaTeX has `token`'s numbers
+    labels: tuple[str, ...]
+    token: int  # 0-based
+    eps: float
+    gamma: np.ndarray  # (D,)
+    beta: np.ndarray  # (D,)
+    check: Check
+    undo_gamma: float  # the token's sigma_eps = sqrt(var + eps): gamma that undoes it
+    undo_beta: float  # the token's mean: beta that undoes it
+
+    @property
+    def features(self) -> int:
+        return int(self.trace.x.shape[1])
+
+    @property
+    def x(self) -> np.ndarray:
+        """The chosen token's input, (D,)."""
+        return self.trace.x[self.token]
+
+    @property
+    def x_hat(self) -> np.ndarray:
+        return self.trace.x_hat[self.token]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.trace.y[self.token]
+
+    @property
+    def mean(self) -> float:
+        return float(self.trace.mean[self.token, 0])
+
+    @property
+    def var(self) -> float:
+        return float(self.trace.var[self.token, 0])
+
+    @property
+    def std(self) -> float:
+        """sigma_eps = sqrt(var + eps), the denominator."""
+        return float(self.trace.std[self.token, 0])
+
+    @property
+    def undefined(self) -> bool:
+        """sigma_eps is 0 (a constant token with eps = 0): x_hat = 0 / 0 = NaN."""
+        return self.std == 0.0
+
+    @property
+    def undefined_tokens(self) -> tuple[int, ...]:
+        """Every token (0-based) whose sigma_eps is 0, so its x_hat is NaN."""
+        return tuple(int(i) for i in np.flatnonzero(self.trace.std[:, 0] == 0.0))
+
+    @property
+    def undoes_token(self) -> bool:
+        """gamma and beta are exactly the token's sigma_eps and mean, for every feature."""
+        return bool(np.all(self.gamma == self.undo_gamma) and np.all(self.beta == self.undo_beta))
+
+    @property
+    def recovery_error(self) -> float:
+        """max |y - x| over the chosen token's features (NaN if y is NaN)."""
+        return float(np.max(np.abs(self.y - self.x)))
+
+
+def token_lesson(
+    x: np.ndarray,
+    labels: Sequence[str],
+    token: int,
+    eps: float,
+    gamma: np.ndarray,
+    beta: np.ndarray,
+) -> TokenLesson:
+    """Layer Norm of every row of `x` (tokens x features), told for row `token`.
+
+    gamma and beta have one value per feature (or one value for all). Raises InputError for
+    a missing token, a bad epsilon, or gamma/beta of the wrong length.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.size == 0:
+        raise InputError("the embeddings must be a table of tokens x features")
+    if len(labels) != x.shape[0]:
+        raise InputError(f"{len(labels)} labels for {x.shape[0]} tokens")
+    trace = layer_norm_steps(x, gamma, beta, eps, row=token)  # checks token, eps, gamma, beta
+    d = x.shape[1]
+    g = np.broadcast_to(np.asarray(gamma, dtype=np.float64), (d,)).copy()
+    b = np.broadcast_to(np.asarray(beta, dtype=np.float64), (d,)).copy()
+    return TokenLesson(
+        trace=trace,
+        labels=tuple(labels),
+        token=token,
+        eps=float(eps),
+        gamma=g,
+        beta=b,
+        check=_check(trace.x_hat[token], float(trace.var[token, 0]), float(eps), x[token]),
+        undo_gamma=float(trace.std[token, 0]),
+        undo_beta=float(trace.mean[token, 0]),
+    )
+
+
+def _check(x_hat: np.ndarray, var: float, eps: float, x: np.ndarray) -> Check:
+    """The mean and spread of x_hat, and what torch.std and torch.var (D - 1) print."""
+    d = x_hat.size
+    bessel = d / (d - 1) if d > 1 else np.nan  # NaN for one feature, as torch gives
+    with np.errstate(all="ignore"):  # 0 / 0 (eps = 0 on a constant token) is NaN, honestly
+        squares = float(np.sum((x_hat - x_hat.mean()) ** 2))
+        return Check(
+            features=d,
+            mean=float(x_hat.mean()),
+            std=float(np.sqrt(squares / d)),
+            expected_std=float(np.sqrt(np.float64(var) / (var + eps))),
+            std_unbiased=float(np.sqrt(squares / d * bessel)),
+            bessel=float(np.sqrt(bessel)),
+            var_input_unbiased=float(np.sum((x - x.mean()) ** 2) / d * bessel),
+        )
+
+
+def clamp_step(step: Any) -> int:
+    """A step index in 0..STEP_COUNT-1, whatever was stored (None or junk gives 0)."""
+    try:
+        return min(max(int(step), 0), STEP_COUNT - 1)
+    except (TypeError, ValueError):
+        return 0
+
+
+def fmt(v: float, digits: int = 6) -> str:
+    """A number as plain text with `digits` significant digits ("NaN" for NaN)."""
+    v = float(v)
+    if np.isnan(v):
+        return "NaN"
+    text = f"{v:.{digits}g}"
+    return "0" if text == "-0" else text
+
+
+def default_labels(n: int) -> list[str]:
+    """t1..tn: what a blank labels box means (as lnlab.parse.parse_labels reads it)."""
+    return [f"t{i}" for i in range(1, n + 1)]
+
+
+def labels_text(labels: Sequence[str]) -> str:
+    """Labels as text for the labels box; a label's commas become LABEL_COMMA.
+
+    The labels box separates labels with commas, so the comma token of a prompt (the ","
+    in "Hello, how are you?") is written with a comma-like mark that reads back as one label.
+    """
+    return ", ".join(label.strip().replace(",", LABEL_COMMA) for label in labels)
+
+
+def feature_names(d: int) -> list[str]:
+    """Column names of the features: f1..fD."""
+    return [f"f{j}" for j in range(1, d + 1)]
+
+
+def grid_frame(x: np.ndarray) -> pd.DataFrame:
+    """The embeddings as the editable grid shows them: one row per token, columns f1..fD."""
+    x = np.asarray(x, dtype=np.float64)
+    return pd.DataFrame(x, columns=feature_names(x.shape[1]))
+
+
+def apply_grid_edits(
+    x: np.ndarray, labels: Sequence[str], edits: Mapping[str, Any]
+) -> tuple[np.ndarray, list[str]]:
+    """Apply st.data_editor's edits (edited, added and deleted rows) to the embeddings.
+
+    `edits` is the editor's state: {"edited_rows": {row: {column: value}}, "added_rows":
+    [{column: value}], "deleted_rows": [row]}, rows counted in the shown grid (0-based).
+    A new row starts as zeros and gets the label t<k>. Returns the new (x, labels).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    columns = feature_names(x.shape[1])
+    rows = [list(map(float, row)) for row in x]
+    names = list(labels)
+    for r, changes in edits.get("edited_rows", {}).items():
+        for column, value in changes.items():
+            rows[int(r)][columns.index(column)] = _cell(value, int(r) + 1, column)
+    for added in edits.get("added_rows", []):
+        rows.append([_cell(added.get(c, 0.0), len(rows) + 1, c) for c in columns])
+        names.append(f"t{len(rows)}")
+    deleted = {int(r) for r in edits.get("deleted_rows", [])}
+    kept = [i for i in range(len(rows)) if i not in deleted]
+    if not kept:
+        raise InputError("the grid needs at least one token: add a row before deleting the last")
+    if len(kept) > MAX_TOKENS:
+        raise InputError(f"too many tokens: {len(kept)} rows, but the limit is {MAX_TOKENS}")
+    return np.array([rows[i] for i in kept]), [names[i] for i in kept]
+
+
+def _cell(value: Any, row: int, column: str) -> float:
+    """One grid cell as a finite float; a cleared cell or text is an InputError."""
+    if value is None:
+        raise InputError(f"row {row}, {column} is empty: type a number")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"row {row}, {column}: {str(value)[:20]!r} is not a number") from None
+    if not np.isfinite(v):
+        raise InputError(f"row {row}, {column}: NaN and infinite values are not allowed")
+    return v
+
+
+def vector_frame(name: str, values: np.ndarray) -> pd.DataFrame:
+    """One vector as a one-row table: its name, then f1..fD."""
+    table = pd.DataFrame([np.asarray(values, dtype=np.float64)], columns=feature_names(len(values)))
+    table.insert(0, "", [name])
+    return table
+
+
+def recovery_frame(lesson: TokenLesson) -> pd.DataFrame:
+    """The chosen token's x, y and y - x, to show that gamma and beta gave the input back."""
+    table = pd.DataFrame(
+        [lesson.x, lesson.y, lesson.y - lesson.x], columns=feature_names(lesson.features)
+    )
+    table.insert(0, "", ["x", "y", "y − x"])
+    return table
+
+
+def input_table(lesson: TokenLesson) -> pd.DataFrame:
+    """Every token's input row with its mean and sigma_eps: the numbers behind the heatmap."""
+    t = lesson.trace
+    return _rows_table(lesson, t.x, t.mean[:, 0], t.std[:, 0], "σ_ε")
+
+
+def normalized_table(lesson: TokenLesson) -> pd.DataFrame:
+    """Every token's x_hat row with its mean (0) and biased std (1 up to epsilon)."""
+    x_hat = lesson.trace.x_hat
+    with np.errstate(all="ignore"):
+        mean = x_hat.mean(axis=1)
+        std = np.sqrt(((x_hat - mean[:, None]) ** 2).mean(axis=1))
+    return _rows_table(lesson, x_hat, mean, std, "std")
+
+
+def _rows_table(
+    lesson: TokenLesson, values: np.ndarray, mean: np.ndarray, std: np.ndarray, std_name: str
+) -> pd.DataFrame:
+    table = pd.DataFrame(values, columns=feature_names(values.shape[1]))
+    table.insert(0, "token", list(lesson.labels))
+    table["mean"] = mean
+    table[std_name] = std
+    return table

@@ -1,0 +1,212 @@
+"""The "Step through one token" page in AppTest: default preset, stepping, input, errors.
+
+Expected numbers are derived by hand. For the default token [2, 4, 6, 8] with eps = 1e-5:
+mean 5; deviations -3, -1, 1, 3; variance (9 + 1 + 1 + 9) / 4 = 5; sigma_eps = sqrt(5.00001);
+x_hat = [-3, -1, 1, 3] / sqrt(5.00001), whose biased std is sqrt(5 / 5.00001) and whose
+torch.std (divide by D - 1 = 3) is sqrt(20 / 3 / 5.00001) = 1.1547.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import page_test
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
+from streamlit.testing.v1 import AppTest
+
+from lnlab.presets import token_preset
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "step_through.py")
+STD = math.sqrt(5.00001)
+
+
+@pytest.fixture
+def at() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not app.exception
+    return app
+
+
+def metric(app: AppTest, label: str) -> float:
+    """The number shown by the metric whose label starts with `label`."""
+    return float(next(m.value for m in app.metric if m.label.startswith(label)))
+
+
+def step_titles(app: AppTest) -> list[str]:
+    return [h.value for h in app.subheader if h.value.startswith("Step ")]
+
+
+def frame(app: AppTest, first_column: str, last_column: str):
+    """The first table whose columns start with `first_column` and end with `last_column`."""
+    return next(
+        d.value
+        for d in app.dataframe
+        if d.value.columns[0] == first_column and d.value.columns[-1] == last_column
+    )
+
+
+def vector(app: AppTest, name: str) -> np.ndarray:
+    """The values of the one-row table of `name` ("x̂" or "y") shown as a step's result."""
+    table = next(d.value for d in app.dataframe if list(d.value.iloc[:, 0]) == [name])
+    return table.iloc[0, 1:].astype(float).to_numpy()
+
+
+def edit_grid(app: AppTest, edits: dict) -> AppTest:
+    """Send an edit of the grid, as the browser would (AppTest cannot edit st.data_editor)."""
+    states = WidgetStates()
+    states.CopyFrom(app._tree.get_widget_states())
+    grid = states.widgets.add()
+    grid.id = app.data_editor(key="st_grid").proto.id
+    grid.string_value = json.dumps(
+        {"edited_rows": {}, "added_rows": [], "deleted_rows": []} | edits
+    )
+    return app._run(states)
+
+
+def test_default_preset_shows_the_mean_of_2468(at):
+    assert step_titles(at) == ["Step 1 of 5: Mean"]
+    assert metric(at, "μ") == 5.0
+    assert r"\frac{2 + 4 + 6 + 8}{4} = 5" in at.latex[1].value
+    assert at.text_area(key="st_text").value.replace(".0", "") == "2, 4, 6, 8"
+    np.testing.assert_array_equal(at.data_editor(key="st_grid").value.to_numpy(), [[2, 4, 6, 8]])
+    assert not at.error
+
+
+def test_next_and_previous_walk_through_the_steps(at):
+    at.button(key="st_next").click().run()
+    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    assert metric(at, "σ²") == 5.0
+    at.button(key="st_next").click().run()
+    assert step_titles(at) == ["Step 3 of 5: Standard deviation with epsilon"]
+    assert metric(at, "σ_ε") == pytest.approx(STD, rel=1e-6)
+    at.button(key="st_prev").click().run()
+    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    for _ in range(3):
+        at.button(key="st_next").click().run()
+    assert step_titles(at) == ["Step 5 of 5: Scale and shift"]
+    assert at.button(key="st_next").disabled
+    np.testing.assert_allclose(vector(at, "y"), np.array([-3, -1, 1, 3]) / STD)
+    assert not at.exception
+
+
+def test_all_at_once_shows_the_five_steps(at):
+    at.toggle(key="st_all").set_value(True).run()
+    titles = step_titles(at)
+    assert len(titles) == 5
+    assert titles[3] == "Step 4 of 5: Normalize"
+    assert metric(at, "μ") == 5.0 and metric(at, "σ²") == 5.0
+    assert metric(at, "σ_ε") == pytest.approx(STD, rel=1e-6)
+    assert at.button(key="st_next").disabled and at.button(key="st_prev").disabled
+
+
+def test_the_check_shows_bessels_correction(at):
+    assert abs(metric(at, "mean of x̂")) < 1e-12
+    assert metric(at, "std of x̂") == pytest.approx(math.sqrt(5 / 5.00001), rel=1e-6)
+    assert metric(at, "torch.std") == pytest.approx(math.sqrt(20 / 3 / 5.00001), rel=1e-5)
+    markdown = " ".join(m.value for m in at.markdown)
+    assert "Bessel's correction" in markdown
+    assert "6.66667" in markdown  # torch.var([2, 4, 6, 8]) = 20 / 3
+
+
+def test_hello_preset_token_two(at):
+    x = token_preset("hello").x
+    at.selectbox(key="st_preset").select("hello").run()
+    at.selectbox(key="st_token").select(1).run()
+    assert not at.exception
+    assert at.header[0].value == "Token 2: ‚"
+    row = x[1]
+    assert metric(at, "μ") == pytest.approx(row.mean(), rel=1e-6)
+    inputs = frame(at, "token", "σ_ε")
+    assert list(inputs["token"]) == ["Hello", "‚", "how", "are", "you", "?"]
+    np.testing.assert_allclose(inputs["mean"], x.mean(axis=1), rtol=1e-12)
+    var = x.var(axis=1)
+    np.testing.assert_allclose(inputs["σ_ε"], np.sqrt(var + 1e-5), rtol=1e-12)
+    normalized = frame(at, "token", "std")
+    np.testing.assert_allclose(normalized["std"], np.sqrt(var / (var + 1e-5)), rtol=1e-12)
+    expected = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(var + 1e-5)[:, None]
+    got = normalized[["f1", "f2", "f3", "f4"]].to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+    heat = json.loads(at.get("plotly_chart")[2].proto.spec)["data"][0]
+    assert heat["y"][1] == "2: ‚"
+
+
+def test_editing_the_text_updates_the_results(at):
+    at.text_area(key="st_text").input("1, 2, 3, 4, 5").run()
+    assert metric(at, "μ") == 3.0
+    at.button(key="st_next").click().run()
+    assert metric(at, "σ²") == 2.0  # (4 + 1 + 0 + 1 + 4) / 5
+    assert at.data_editor(key="st_grid").value.shape == (1, 5)
+
+
+def test_bad_text_shows_an_error_and_keeps_the_numbers(at):
+    at.text_area(key="st_text").input("1, 2, x").run()
+    assert not at.exception
+    assert "row 1, column 3" in at.error[0].value
+    assert metric(at, "μ") == 5.0
+
+
+def test_eps_zero_on_a_constant_token_explains_the_nan(at):
+    at.text_area(key="st_text").input("3, 3, 3").run()
+    assert not at.warning
+    at.number_input(key="st_eps").set_value(0.0).run()
+    assert not at.exception
+    assert "0 / 0, which is NaN" in at.warning[0].value
+    assert at.button(key="st_undo").disabled
+    at.toggle(key="st_all").set_value(True).run()
+    assert math.isnan(metric(at, "mean of x̂"))
+
+
+def test_gamma_of_the_wrong_length_shows_an_error(at):
+    at.text_input(key="st_gamma").input("1, 2").run()
+    assert not at.exception
+    assert "gamma has 2 values but the token has 4 features" in at.error[0].value
+    assert metric(at, "μ") == 5.0
+
+
+def test_gamma_and_beta_vectors_scale_and_shift(at):
+    at.text_input(key="st_gamma").input("2").run()
+    at.text_input(key="st_beta").input("0, 0, 0, 1").run()
+    at.toggle(key="st_all").set_value(True).run()
+    np.testing.assert_allclose(vector(at, "x̂"), np.array([-3, -1, 1, 3]) / STD)
+    np.testing.assert_allclose(vector(at, "y"), 2 * np.array([-3, -1, 1, 3]) / STD + [0, 0, 0, 1])
+
+
+def test_undo_recovers_the_input(at):
+    at.button(key="st_undo").click().run()
+    assert not at.exception
+    assert float(at.text_input(key="st_gamma").value) == pytest.approx(STD, rel=1e-15)
+    assert float(at.text_input(key="st_beta").value) == 5.0
+    assert "The input is back" in at.success[0].value
+    assert step_titles(at) == ["Step 5 of 5: Scale and shift"]
+    recovery = next(
+        d.value for d in at.dataframe if list(d.value.iloc[:, 0]) == ["x", "y", "y − x"]
+    )
+    np.testing.assert_allclose(recovery.iloc[1, 1:].astype(float), [2, 4, 6, 8], rtol=1e-14)
+
+
+def test_a_grid_edit_rewrites_the_text(at):
+    at = edit_grid(at, {"edited_rows": {"0": {"f4": 12}}})
+    assert not at.exception
+    assert at.text_area(key="st_text").value.replace(".0", "") == "2, 4, 6, 12"
+    assert metric(at, "μ") == 6.0
+    at = edit_grid(at, {"added_rows": [{"f1": 1}]})
+    assert at.text_area(key="st_text").value.replace(".0", "") == "2, 4, 6, 12\n1, 0, 0, 0"
+    assert at.text_input(key="st_labels").value == "token, t2"
+    assert at.selectbox(key="st_token").options == ["1: token", "2: t2"]
+
+
+def test_a_cleared_grid_cell_shows_an_error(at):
+    at = edit_grid(at, {"edited_rows": {"0": {"f2": None}}})
+    assert not at.exception
+    assert "row 1, f2 is empty" in at.error[0].value
+    assert at.text_area(key="st_text").value.replace(".0", "") == "2, 4, 6, 8"
+
+
+def test_the_page_runs_inside_the_app():
+    app = page_test("pages/step_through.py").run()
+    assert not app.exception
+    assert metric(app, "μ") == 5.0
