@@ -16,6 +16,7 @@ and a time budget.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import statistics
 import threading
@@ -106,6 +107,7 @@ class Parity:
     trace: LayerNormTrace  # torch on `device` in `dtype`, returned as float64
     fused_y: np.ndarray  # torch.nn.functional.layer_norm on the same device and dtype
     rows: tuple[ParityRow, ...]  # the five steps, then the fused output
+    eps: float
 
 
 def condition_numbers(reference: LayerNormTrace) -> tuple[float, float]:
@@ -156,6 +158,7 @@ def parity(
         trace,
         fused_y,
         tuple(rows),
+        eps,
     )
 
 
@@ -178,6 +181,42 @@ def parity_table(result: Parity) -> list[dict[str, object]]:
         }
         for r in result.rows
     ]
+
+
+def _json_ready(value: Any) -> Any:
+    """Floats and nested lists for JSON, with inf and NaN as the strings "inf" and "nan"."""
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def parity_json(result: Parity, settings: dict[str, object]) -> str:
+    """The parity table as JSON, with the input, both outputs and what the bounds rest on."""
+    return json.dumps(
+        {
+            "settings": settings
+            | {"device": result.device, "dtype": result.dtype, "eps": result.eps},
+            "unit_roundoff": result.unit_roundoff,
+            "kappa": _json_ready(result.kappa),
+            "kappa_mean": _json_ready(result.kappa_mean),
+            "steps": [
+                {
+                    "step": r.step,
+                    "max_abs_error": _json_ready(r.max_abs),
+                    "max_rel_error": _json_ready(r.max_rel),
+                    "expected_bound": _json_ready(r.bound),
+                    "within_bound": r.within,
+                }
+                for r in result.rows
+            ],
+            "x": result.reference.x.tolist(),
+            "y_device": _json_ready(result.trace.y.tolist()),
+            "y_float64": _json_ready(result.reference.y.tolist()),
+        },
+        indent=2,
+    )
 
 
 def dtype_table() -> list[dict[str, object]]:

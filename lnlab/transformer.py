@@ -11,6 +11,7 @@ be recomputed and tested.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,13 @@ STACK_TOKENS = 8
 STACK_GAIN = 1.0  # each layer's map has entries N(0, gain^2 / width): it keeps |f(x)| ~ |x|
 EPS = 1e-5  # PyTorch's default
 EXPLODED = 100.0  # the depth caption says "explodes" once the RMS has grown this many times
+
+SECTIONS = (  # the page's three sections: one slide each in presenter mode
+    "Add & Norm on a small block",
+    "Depth: how big the residual stream gets",
+    "How many Layer Norms a prompt passes through",
+)
+SUBLAYER_INPUT = "pre-norm: sublayer input"  # the depth table's column for RMS of LN(x)
 
 ORIGINAL_ENCODER_LAYERS = 6  # "Attention Is All You Need", base model
 ORIGINAL_DECODER_LAYERS = 6
@@ -262,6 +270,7 @@ class DepthExperiment:
     rms: dict[str, np.ndarray]  # variant -> (depth + 1,)
     pre_norm_sublayer_input_rms: np.ndarray  # (depth,) RMS of LN(x) that each sublayer sees
     pre_norm_final_rms: float  # after the final Layer Norm
+    seed: int = STACK_SEED  # of the input and the weights
 
     @property
     def layers(self) -> np.ndarray:
@@ -320,6 +329,7 @@ def depth_experiment(
         rms={variant: np.array([rms(x) for x in xs]) for variant, xs in streams.items()},
         pre_norm_sublayer_input_rms=np.array([rms(layer_norm(x, eps=eps)) for x in pre_norm[:-1]]),
         pre_norm_final_rms=rms(layer_norm(pre_norm[-1], eps=eps)),
+        seed=seed,
     )
 
 
@@ -343,6 +353,38 @@ def depth_caption(result: DepthExperiment) -> str:
         f" = {result.pre_norm_sqrt_law[last]:.3g}; yet every sublayer sees a normalized input "
         f"(RMS within {fed_off} of 1), and the final Layer Norm brings the output back to "
         f"{result.pre_norm_final_rms:.4f}."
+    )
+
+
+def depth_rows(result: DepthExperiment) -> list[dict[str, float | int | None]]:
+    """The depth table, one row per layer (0: the input): the stream's RMS in each variant, and
+    the RMS of LN(x) that pre-norm feeds layer l's sublayer (None before layer 1)."""
+    fed = [None, *(float(v) for v in result.pre_norm_sublayer_input_rms)]
+    return [
+        {"layer": layer}
+        | {variant: float(result.rms[variant][layer]) for variant in VARIANTS}
+        | {SUBLAYER_INPUT: fed[layer]}
+        for layer in range(result.depth + 1)
+    ]
+
+
+def depth_json(result: DepthExperiment) -> str:
+    """The depth experiment as JSON: its settings, the RMS per layer, and the final norm's."""
+    return json.dumps(
+        {
+            "settings": {
+                "depth": result.depth,
+                "width": result.width,
+                "tokens": result.tokens,
+                "gain": result.gain,
+                "eps": result.eps,
+                "seed": result.seed,
+            },
+            "rms": {variant: result.rms[variant].tolist() for variant in VARIANTS},
+            "pre_norm_sublayer_input_rms": result.pre_norm_sublayer_input_rms.tolist(),
+            "pre_norm_final_rms": result.pre_norm_final_rms,
+        },
+        indent=2,
     )
 
 

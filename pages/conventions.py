@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from lnlab import ui
@@ -20,15 +23,20 @@ from lnlab.conventions import (
     compare_conventions,
     comparison_table,
     convention,
+    conventions_json,
+    conventions_rows,
+    conventions_script,
     conventions_table,
     readings_table,
     tally_table,
     unbiased_ratio,
     verdict_table,
 )
+from lnlab.export import to_csv
 from lnlab.latex import num
+from lnlab.links import Field, Param
 from lnlab.markdown import plain
-from lnlab.parse import format_embeddings, parse_embeddings
+from lnlab.parse import MAX_TOKENS, format_embeddings, parse_embeddings
 from lnlab.plots.conventions import claim_errors, groupings_heatmap, outputs_by_convention
 from lnlab.presets import token_preset
 
@@ -36,11 +44,31 @@ HELLO = token_preset("hello")
 NOTEBOOK = token_preset("notebook-2x3")
 CASES = {case.key: case for case in CHECK_CASES}
 CLAIM_FIELDS = ("x", "mean", "std", "var", "out")
+ss = st.session_state
 DEFAULTS = {
     "cv_text": format_embeddings(HELLO.x[:1]),
+    "cv_token": 0,
     "cv_axes_text": format_embeddings(NOTEBOOK.x),
     "ck_case": CHECK_CASES[0].key,
 } | {f"ck_{field}": getattr(CHECK_CASES[0], field) for field in CLAIM_FIELDS}
+# The checker's boxes travel as typed (a pasted tensor printout stays one); a box over its cap
+# is left out of the link rather than making the link unreadable.
+CLAIM_PARAMS = {
+    field: Param(
+        f"c{field}", "text", max_chars=10_000 if field in ("x", "out") else 2_000, max_lines=200
+    )
+    for field in CLAIM_FIELDS
+}
+LINK = (
+    Field(Param("x", "matrix"), "cv_text", format_embeddings, parse_embeddings),
+    Field(Param("tok", "int", lo=1, hi=MAX_TOKENS), "cv_token", lambda n: n - 1, lambda i: i + 1),
+    Field(Param("axes", "matrix"), "cv_axes_text", format_embeddings, parse_embeddings),
+    Field(Param("case", "choice", choices=tuple(CASES)), "ck_case"),
+    *(
+        Field(CLAIM_PARAMS[field], f"ck_{field}", from_widget=CLAIM_PARAMS[field].decode)
+        for field in CLAIM_FIELDS
+    ),
+)
 NUMBER = st.column_config.NumberColumn(format="%.6f")
 SMALL = st.column_config.NumberColumn(format="%.2e")
 ROW_PX = 35  # height of a dataframe row, to show a short table without a scrollbar
@@ -63,18 +91,33 @@ def _check(fields: tuple[str, ...], labels: tuple[str, ...] | None) -> CheckResu
 
 def _load_case() -> None:
     """Fill the checker's inputs with the chosen case, exactly as its tutorial wrote them."""
-    case = CASES[st.session_state.ck_case]
+    case = CASES[ss.ck_case]
     for field in CLAIM_FIELDS:
-        st.session_state[f"ck_{field}"] = getattr(case, field)
+        ss[f"ck_{field}"] = getattr(case, field)
 
 
 def _labels(n: int) -> list[str]:
     return [f"token {i}" for i in range(1, n + 1)]
 
 
+def _text_box(widget: Callable[..., str], label: str, key: str, **kwargs: Any) -> None:
+    """A text box; in presenter mode its text, read-only (the slide is the result)."""
+    if presenting:
+        st.caption(label)
+        st.code(ss[key] or " ", language=None, wrap_lines=True)
+    else:
+        widget(label, key=key, **kwargs)
+
+
 ui.page_setup("Conventions and checker")
-for key, value in DEFAULTS.items():
-    st.session_state.setdefault(key, value)
+ui.open_link("conventions", LINK)
+ss.setdefault("ck_case", DEFAULTS["ck_case"])  # the claims' defaults are those of the case
+defaults = DEFAULTS | {f"ck_{f}": getattr(CASES[ss.ck_case], f) for f in CLAIM_FIELDS}
+for key, value in defaults.items():
+    # re-assigning keeps a box's text while presenter mode hides it (Streamlit drops the
+    # state of widgets that are not drawn)
+    ss[key] = ss.get(key, value)
+presenting = ui.presenting()
 
 st.title("Conventions and variants")
 st.markdown(
@@ -89,15 +132,16 @@ st.markdown(
 st.header("One vector, six conventions")
 left, right = st.columns([2, 3])
 with left:
-    st.text_area(
+    _text_box(
+        st.text_area,
         "Token embeddings, one token per row (commas or spaces; a pasted array works too)",
-        key="cv_text",
+        "cv_text",
         height=120,
     )
     st.caption(f'Opens on the "Hello" token of {plain(HELLO.source)}')
 comparison = ui.last_good(
     "cv_result",
-    lambda: _conventions(st.session_state.cv_text),
+    lambda: _conventions(ss.cv_text),
     _conventions(DEFAULTS["cv_text"]),
 )
 with right:
@@ -127,30 +171,69 @@ st.markdown(
 )
 
 labels = _labels(comparison.x.shape[0])
-if st.session_state.get("cv_token", 0) >= len(labels):
-    st.session_state.cv_token = 0
-token = 0
+if ss.cv_token >= len(labels):
+    st.warning(
+        f"Token {ss.cv_token + 1} is not in the input ({len(labels)} tokens): the chart shows "
+        "token 1.",
+        icon=":material/info:",
+    )
+    ss.cv_token = 0
+token = ss.cv_token
 if len(labels) > 1:
     token = st.selectbox(
         "Token in the chart", range(len(labels)), format_func=labels.__getitem__, key="cv_token"
     )
-chart, table = st.columns([3, 2])
-with chart:
-    ui.chart(
-        outputs_by_convention(comparison, token, labels[token]),
-        "conventions-outputs",
-        "Each group of bars is one feature of the token; each colour one convention. "
-        "PyTorch, BERT and the NumPy tutorial overlap; Keras, the Annotated Transformer "
-        "and RMSNorm stand out when they differ.",
+outputs_chart = (
+    outputs_by_convention(comparison, token, labels[token]),
+    "conventions-outputs",
+    "Each group of bars is one feature of the token; each colour one convention. "
+    "PyTorch, BERT and the NumPy tutorial overlap; Keras, the Annotated Transformer "
+    "and RMSNorm stand out when they differ.",
+)
+if presenting:  # the chart is the point; the full table stays off the slide
+    ui.chart(*outputs_chart)
+else:
+    chart, table = st.columns([3, 2])
+    with chart:
+        ui.chart(*outputs_chart)
+    with table:
+        st.dataframe(
+            comparison_table(comparison, labels),
+            hide_index=True,
+            column_config={"max |Δ| from PyTorch": SMALL}
+            | {f"y{i + 1}": NUMBER for i in range(d)}
+            | {"mean": NUMBER, "divided by": NUMBER},
+        )
+    script = conventions_script(comparison.x)
+    csv_col, json_col, script_col = st.columns(3)
+    csv_col.download_button(
+        "CSV of the table",
+        to_csv(conventions_rows(comparison, labels)),
+        "lnlab-conventions.csv",
+        "text/csv",
+        key="cv_dl_csv",
+        icon=":material/download:",
+        help="Every convention's settings, mean, denominator and outputs, token by token",
     )
-with table:
-    st.dataframe(
-        comparison_table(comparison, labels),
-        hide_index=True,
-        column_config={"max |Δ| from PyTorch": SMALL}
-        | {f"y{i + 1}": NUMBER for i in range(d)}
-        | {"mean": NUMBER, "divided by": NUMBER},
+    json_col.download_button(
+        "JSON",
+        conventions_json(comparison, labels),
+        "lnlab-conventions.json",
+        "application/json",
+        key="cv_dl_json",
+        icon=":material/download:",
     )
+    script_col.download_button(
+        "PyTorch script",
+        script,
+        "lnlab_conventions.py",
+        "text/x-python",
+        key="cv_dl_script",
+        icon=":material/code:",
+        help="Computes every convention's outputs with torch and prints them as JSON",
+    )
+    with st.expander("The PyTorch script: the six conventions in torch"):
+        st.code(script, language="python")
 
 # ---------------------------------------------------------------- which axes
 st.header("Which axes? The notebook's last two")
@@ -171,11 +254,11 @@ st.code(
 )
 left, right = st.columns([2, 3])
 with left:
-    st.text_area("Tokens of the sentence, one per row", key="cv_axes_text", height=100)
+    _text_box(st.text_area, "Tokens of the sentence, one per row", "cv_axes_text", height=100)
     st.caption(plain(NOTEBOOK.source))
 axes = ui.last_good(
     "cv_axes_result",
-    lambda: _axes(st.session_state.cv_axes_text),
+    lambda: _axes(ss.cv_axes_text),
     _axes(DEFAULTS["cv_axes_text"]),
 )
 with right:
@@ -228,17 +311,20 @@ case = CASES[
 st.caption(plain(case.source))
 left, right = st.columns(2)
 with left:
-    st.text_area("Vector (one row per token)", key="ck_x", height=150)
-    st.text_area(
-        "Claimed outputs (one per feature, rows as in the vector)", key="ck_out", height=150
+    _text_box(st.text_area, "Vector (one row per token)", "ck_x", height=150)
+    _text_box(
+        st.text_area,
+        "Claimed outputs (one per feature, rows as in the vector)",
+        "ck_out",
+        height=150,
     )
 with right:
-    st.text_input("Claimed mean of each row", key="ck_mean")
-    st.text_input("Claimed std of each row", key="ck_std")
-    st.text_input("Claimed variance of each row", key="ck_var")
+    _text_box(st.text_input, "Claimed mean of each row", "ck_mean")
+    _text_box(st.text_input, "Claimed std of each row", "ck_std")
+    _text_box(st.text_input, "Claimed variance of each row", "ck_var")
 
-fields = tuple(st.session_state[f"ck_{field}"] for field in CLAIM_FIELDS)
-case_labels = case.labels if st.session_state.ck_x == case.x else None
+fields = tuple(ss[f"ck_{field}"] for field in CLAIM_FIELDS)
+case_labels = case.labels if ss.ck_x == case.x else None
 result = ui.last_good(
     "ck_result",
     lambda: _check(fields, case_labels),
@@ -279,15 +365,18 @@ else:
         "tolerance. At or below the dashed line the claim holds (blue); above it the claim "
         "is wrong under every convention (vermillion, hatched).",
     )
-tally, statistics = st.columns([2, 3])
-with tally:
-    st.subheader("Claims that hold, per convention")
-    st.dataframe(tally_table(result), hide_index=True)
-with statistics:
-    st.subheader("The true statistics of each row")
-    readings = readings_table(result)
-    st.dataframe(
-        readings,
-        column_config={c: NUMBER for c in result.labels},
-        height=ROW_PX * (len(readings) + 1) + 3,
-    )
+if not presenting:
+    tally, statistics = st.columns([2, 3])
+    with tally:
+        st.subheader("Claims that hold, per convention")
+        st.dataframe(tally_table(result), hide_index=True)
+    with statistics:
+        st.subheader("The true statistics of each row")
+        readings = readings_table(result)
+        st.dataframe(
+            readings,
+            column_config={c: NUMBER for c in result.labels},
+            height=ROW_PX * (len(readings) + 1) + 3,
+        )
+
+ui.share_link("conventions", LINK)

@@ -11,14 +11,33 @@ import streamlit as st
 from lnlab import backend, timing, ui
 from lnlab.backend import DeviceInfo
 from lnlab.errors import InputError
+from lnlab.export import to_csv
 from lnlab.lesson import default_labels, feature_names
+from lnlab.links import Field, Param
 from lnlab.markdown import plain
-from lnlab.parse import MAX_CHARS, format_embeddings, parse_embeddings
+from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings, parse_embeddings
 from lnlab.plots import gpu as plots
 from lnlab.presets import TOKEN_PRESETS, token_preset
 
 DEFAULT_PRESET = "hello"
 DEFAULT_SHAPE = {"gpu_batch": 4, "gpu_seq": 512, "gpu_features": 1024}
+LINK = (
+    # the kind of device: "cuda" opens the first CUDA GPU
+    Field(
+        Param("dev", "choice", choices=backend.DEVICES),
+        "gpu_device",
+        lambda kind: "cuda:0" if kind == "cuda" else kind,
+        lambda name: name.split(":")[0],
+    ),
+    Field(Param("dtype", "choice", choices=backend.DTYPES), "gpu_dtype"),
+    Field(Param("preset", "choice", choices=tuple(p.key for p in TOKEN_PRESETS)), "gpu_preset"),
+    Field(Param("x", "matrix"), "gpu_text", format_embeddings, parse_embeddings),
+    Field(Param("tok", "int", lo=1, hi=MAX_TOKENS), "gpu_token", lambda n: n - 1, lambda i: i + 1),
+    # the benchmark's sizes; a link never runs it (the button does)
+    Field(Param("batch", "int", lo=1, hi=timing.MAX_BATCH), "gpu_batch"),
+    Field(Param("seq", "int", lo=1, hi=timing.MAX_SEQ), "gpu_seq"),
+    Field(Param("feat", "int", lo=2, hi=timing.MAX_FEATURES), "gpu_features"),
+)
 
 ss = st.session_state
 
@@ -44,14 +63,27 @@ def _parse() -> np.ndarray:
     return parse_embeddings(ss.gpu_text)
 
 
+def _defaults() -> dict[str, object]:
+    """Every input's value when neither the visitor nor a link has set it."""
+    preset = ss.get("gpu_preset", DEFAULT_PRESET)
+    return {
+        "gpu_device": "auto",
+        "gpu_dtype": "float32",
+        "gpu_preset": preset,
+        "gpu_text": format_embeddings(token_preset(preset).x),
+        "gpu_token": 0,
+    } | DEFAULT_SHAPE
+
+
 # ---------------------------------------------------------------- device and input
 
 ui.page_setup("Run it on the GPU")
-if "gpu_text" not in ss:
-    ss.gpu_preset = DEFAULT_PRESET
-    _load_preset()
-for key, value in DEFAULT_SHAPE.items():
-    ss.setdefault(key, value)
+ui.open_link("gpu", LINK)
+for key, value in _defaults().items():
+    # re-assigning keeps a widget's value while presenter mode hides it (Streamlit drops the
+    # state of widgets that are not drawn)
+    ss[key] = ss.get(key, value)
+presenting = ui.presenting()
 
 st.title("Run it on the GPU")
 st.markdown(
@@ -73,6 +105,13 @@ if auto.kind == "cpu":
 else:
     st.success(f"GPU found: {plain(auto.label)} ({auto.name}).", icon=":material/memory:")
 
+if ss.gpu_device not in ("auto", *names):
+    st.warning(
+        f"This link asks for the {plain(ss.gpu_device.split(':')[0])} device, which this "
+        f"machine does not have: the page uses auto ({plain(auto.label)}) instead.",
+        icon=":material/link_off:",
+    )
+    ss.gpu_device = "auto"
 device_col, dtype_col, preset_col = st.columns([1, 1, 2])
 with device_col:
     device = st.selectbox(
@@ -83,42 +122,55 @@ with device_col:
     )
 resolved = auto.name if device == "auto" else device
 dtypes = backend.supported_dtypes(resolved)
-if ss.get("gpu_dtype") not in dtypes:
+if ss.gpu_dtype not in dtypes:
+    st.warning(
+        f"{plain(ss.gpu_dtype)} is not supported on {plain(names[resolved])}: the page uses "
+        "float32 instead.",
+        icon=":material/info:",
+    )
     ss.gpu_dtype = "float32"
 with dtype_col:
     dtype = st.selectbox("dtype", dtypes, key="gpu_dtype")
-with preset_col:
-    preset_key = st.selectbox(
-        "Preset",
-        [p.key for p in TOKEN_PRESETS],
-        format_func=lambda k: token_preset(k).title,
-        key="gpu_preset",
-        on_change=_load_preset,
-    )
-    st.caption(plain(token_preset(preset_key).source))
-
-text_col, token_col = st.columns([3, 1])
-with text_col:
-    st.text_area(
-        "Token embeddings: one token per line, numbers separated by commas or spaces",
-        key="gpu_text",
-        height=150,
-        max_chars=MAX_CHARS,
-        help="You can also paste a Python list, np.array(...) or tensor(...) printout.",
-    )
+preset_key = ss.gpu_preset
+if not presenting:  # the slide shows the result; the input boxes stay off it
+    with preset_col:
+        st.selectbox(
+            "Preset",
+            [p.key for p in TOKEN_PRESETS],
+            format_func=lambda k: token_preset(k).title,
+            key="gpu_preset",
+            on_change=_load_preset,
+        )
+        st.caption(plain(token_preset(preset_key).source))
+    text_col, token_col = st.columns([3, 1])
+    with text_col:
+        st.text_area(
+            "Token embeddings: one token per line, numbers separated by commas or spaces",
+            key="gpu_text",
+            height=150,
+            max_chars=MAX_CHARS,
+            help="You can also paste a Python list, np.array(...) or tensor(...) printout.",
+        )
 x = ui.last_good("gpu_good_x", _parse, token_preset(DEFAULT_PRESET).x)
 preset = token_preset(preset_key)
 tokens = list(preset.labels) if np.array_equal(x, preset.x) else default_labels(x.shape[0])
 features = feature_names(x.shape[1])
-if ss.get("gpu_token", 0) not in range(len(tokens)):
-    ss.gpu_token = 0
-with token_col:
-    token = st.selectbox(
-        "Token shown in the steps",
-        range(len(tokens)),
-        format_func=lambda i: f"{i + 1}: {tokens[i]}",
-        key="gpu_token",
+if ss.gpu_token not in range(len(tokens)):
+    st.warning(
+        f"Token {ss.gpu_token + 1} is not in the input ({len(tokens)} tokens): the steps show "
+        "token 1.",
+        icon=":material/info:",
     )
+    ss.gpu_token = 0
+token = ss.gpu_token
+if not presenting:
+    with token_col:
+        st.selectbox(
+            "Token shown in the steps",
+            range(len(tokens)),
+            format_func=lambda i: f"{i + 1}: {tokens[i]}",
+            key="gpu_token",
+        )
 
 result = ui.last_good(
     "gpu_good_parity",
@@ -126,43 +178,67 @@ result = ui.last_good(
     None,
 )
 if result is None:
+    ui.share_link("gpu", LINK)
     st.stop()
 
 # ---------------------------------------------------------------- the steps on the device
 
 st.header(f"The five steps in {result.dtype} on {names[result.device]}")
 st.caption(
-    f"Token {token + 1} ({plain(tokens[token])}), epsilon 1e-5, γ = 1, β = 0. The numbers "
-    f"below are torch's, computed on {result.device}: the input was rounded to {result.dtype} "
-    "first and every result is rounded back to it."
+    f"Token {token + 1} ({plain(tokens[token])}), epsilon {result.eps:g}, γ = 1, β = 0. The "
+    f"numbers below are torch's, computed on {result.device}: the input was rounded to "
+    f"{result.dtype} first and every result is rounded back to it."
 )
 for step in result.trace.steps:
     st.markdown(f"**{step.title}**")
     st.latex(step.formula)
     st.latex(step.latex)
 
-stats = pd.DataFrame(
-    {
-        f"{symbol} {where}": getattr(trace, step).reshape(-1)
-        for step, symbol in (("mean", "μ"), ("var", "σ²"), ("std", "σ_ε"))
-        for trace, where in ((result.trace, result.dtype), (result.reference, "float64"))
-    },
-    index=tokens,
-)
-st.dataframe(stats, width="stretch")
-st.caption(f"Each token's statistics in {result.dtype} on the device and in float64.")
+if not presenting:  # the slide keeps the steps and the parity; the statistics table is extra
+    stats = pd.DataFrame(
+        {
+            f"{symbol} {where}": getattr(trace, step).reshape(-1)
+            for step, symbol in (("mean", "μ"), ("var", "σ²"), ("std", "σ_ε"))
+            for trace, where in ((result.trace, result.dtype), (result.reference, "float64"))
+        },
+        index=tokens,
+    )
+    st.dataframe(stats, width="stretch")
+    st.caption(f"Each token's statistics in {result.dtype} on the device and in float64.")
 
 # ---------------------------------------------------------------- parity
 
 st.header("Parity with float64")
+parity_rows = timing.parity_table(result)
 st.dataframe(
-    pd.DataFrame(timing.parity_table(result)).set_index("step"),
+    pd.DataFrame(parity_rows).set_index("step"),
     width="stretch",
     column_config={
         c: st.column_config.NumberColumn(format="%.3e")
         for c in ("max abs error", "max rel error", "expected bound")
     },
 )
+if not presenting:
+    file_name = f"lnlab-parity-{result.device.replace(':', '')}-{result.dtype}"
+    csv_col, json_col, _ = st.columns([1, 1, 4])
+    csv_col.download_button(
+        "CSV",
+        to_csv(parity_rows),
+        f"{file_name}.csv",
+        "text/csv",
+        key="gpu_dl_csv",
+        icon=":material/download:",
+        help="The parity table above",
+    )
+    json_col.download_button(
+        "JSON",
+        timing.parity_json(result, {"token": token + 1}),
+        f"{file_name}.json",
+        "application/json",
+        key="gpu_dl_json",
+        icon=":material/download:",
+        help="The parity table, the input, and the outputs on the device and in float64",
+    )
 chart_col, formula_col = st.columns([3, 2])
 with chart_col:
     ui.chart(
@@ -192,7 +268,7 @@ if beyond:
         "bits), where the unit roundoff no longer describes the rounding."
     )
 
-with st.expander("What errors to expect, and why", expanded=True):
+with st.expander("What errors to expect, and why", expanded=not presenting):
     st.markdown(
         "A dtype with a $p$-bit significand stores any number with a relative error of at "
         "most the **unit roundoff** $u = 2^{-p}$. Storing the input moves each $x_i$ by up to "
@@ -300,18 +376,21 @@ else:
         "holds the same numbers).",
     )
 
-with st.expander("How the bytes are counted"):
-    batch, seq, feats = shape
-    st.markdown(
-        "Every operation reads its inputs and writes its output once, in full (caches "
-        "ignored). $N$ = batch x sequence x features, $R$ = batch x sequence rows, $D$ = "
-        "features. In all, in elements:"
-    )
-    for version, ops in timing.VERSIONS.items():
-        n, r, d = timing.traffic_totals(ops)
-        st.latex(rf"\text{{{version}}}: {n}N + {r}R + {d}D")
-    st.dataframe(
-        pd.DataFrame(timing.traffic_table(batch * seq, feats, timing.ITEMSIZE[dtype])),
-        hide_index=True,
-        width="stretch",
-    )
+if not presenting:  # the byte counts are reference, not the slide
+    with st.expander("How the bytes are counted"):
+        batch, seq, feats = shape
+        st.markdown(
+            "Every operation reads its inputs and writes its output once, in full (caches "
+            "ignored). $N$ = batch x sequence x features, $R$ = batch x sequence rows, $D$ = "
+            "features. In all, in elements:"
+        )
+        for version, ops in timing.VERSIONS.items():
+            n, r, d = timing.traffic_totals(ops)
+            st.latex(rf"\text{{{version}}}: {n}N + {r}R + {d}D")
+        st.dataframe(
+            pd.DataFrame(timing.traffic_table(batch * seq, feats, timing.ITEMSIZE[dtype])),
+            hide_index=True,
+            width="stretch",
+        )
+
+ui.share_link("gpu", LINK)

@@ -1,15 +1,21 @@
 """AppTest of pages/conventions.py: the numbers shown, how they follow the inputs, the ready-made
-cases' verdicts (recomputed here with numpy), and errors instead of exceptions."""
+cases' verdicts (recomputed here with numpy), errors instead of exceptions, links, presenter
+mode and the exports (bad links: test_links_pages_b.py)."""
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import page_test
 from streamlit.testing.v1 import AppTest
+from test_links_pages_b import downloaded, record_downloads
 
 PAGE = str(Path(__file__).parents[1] / "pages" / "conventions.py")
 HELLO = np.array([0.1, 0.3, -0.2, 0.8])
@@ -223,3 +229,119 @@ def test_bad_input_shows_an_error_and_keeps_the_last_result(kind, key, text):
     assert len(after) == len(before)
     for old, new in zip(before, after, strict=True):
         pd.testing.assert_frame_equal(old, new)
+
+
+# ---------------------------------------------------------------- links, presenter mode, exports
+
+TWO_TOKENS = np.array([[2.0, 4, 6, 8], [1.0, 1, 2, 9]])
+CHECK_LINK = {  # the checker's boxes as a teacher typed them, with a newline in the vector
+    "case": "seed003-contextual",
+    "cx": "6.5, 2.1, 8.3\n5.7, 9.2, 1.8",
+    "cmean": "5.63, 5.57",
+    "cstd": "2.51, 3.05",
+    "cvar": "",
+    "cout": "",
+}
+
+
+def _link(query: dict[str, str]) -> AppTest:
+    at = page_test("pages/conventions.py")
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_the_url_holds_the_example_on_screen():
+    at = _link({})
+    assert at.query_params["x"] == "0.1,0.3,-0.2,0.8"
+    assert at.query_params["axes"] == "0.2,0.1,0.3;0.5,0.1,0.1"
+    assert at.query_params["case"] == "seed000-2468"
+    assert at.query_params["cstd"] == "2.23607"
+    at.text_input(key="ck_std").input("2.2").run()
+    assert at.query_params["cstd"] == "2.2"
+
+
+def test_link_round_trip_shows_the_same_numbers():
+    first = _link({"x": "2,4,6,8;1,1,2,9", "tok": "2", "axes": "1,2,3;4,5,7"} | CHECK_LINK)
+    assert not [w for w in first.warning if "default example" in w.value]
+    table = _table(first, "y1")
+    for t, x in enumerate(TWO_TOKENS):
+        for name, y in _outputs(x).items():
+            np.testing.assert_allclose(_row(table, name, f"token {t + 1}"), y, rtol=1e-9)
+    assert first.selectbox(key="cv_token").value == 1
+    assert first.text_area(key="ck_x").value == CHECK_LINK["cx"]
+    verdicts = _table(first, "verdict").set_index("claim")["verdict"]
+    hi = np.array([6.5, 2.1, 8.3])  # mean 5.6333 rounds to 5.63; no std is near 2.51
+    assert min(abs(hi.std() - 2.51), abs(hi.std(ddof=1) - 2.51)) > 0.09
+    assert verdicts["mean, Hi"] == "holds" and verdicts["std, Hi"] == "wrong"
+    second = _link(dict(first.query_params))
+    assert second.query_params == first.query_params
+    assert second.selectbox(key="cv_token").value == 1
+    for old, new in zip(first.dataframe, second.dataframe, strict=True):
+        pd.testing.assert_frame_equal(old.value, new.value)
+    assert [m.value for m in second.metric] == [m.value for m in first.metric]
+
+
+def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
+    at = _link({"x": "2,4,6,8;1,1,2,9", "tok": "5"})
+    assert "Token 5 is not in the input" in at.warning[0].value
+    assert at.selectbox(key="cv_token").value == 0
+
+
+def test_presenter_mode_hides_the_boxes_and_the_extra_tables():
+    at = _link({"present": "1", "x": "2,4,6,8;1,1,2,9"} | CHECK_LINK)
+    assert not at.text_area and not at.text_input  # the inputs show read-only
+    assert "2.0, 4.0, 6.0, 8.0\n1.0, 1.0, 2.0, 9.0" in [c.value for c in at.code]
+    assert CHECK_LINK["cx"] in [c.value for c in at.code]
+    assert not at.get("download_button")
+    assert not any(
+        "y1" in d.value.columns and "convention" in d.value.columns for d in at.dataframe
+    )
+    assert not any("claims that hold" in d.value.columns for d in at.dataframe)
+    assert (
+        len(_table(at, "verdict")) == 4
+    )  # two means, two stds: the checker's verdicts are the slide
+    metrics = {m.label: float(m.value) for m in at.metric}
+    annotated = max(
+        np.max(np.abs(_outputs(x)["Annotated Transformer"] - _ln(x, 1e-5))) for x in TWO_TOKENS
+    )
+    assert metrics["Annotated Transformer"] == pytest.approx(annotated, rel=1e-2)
+    at.button(key="present_exit").click().run()
+    assert at.text_area(key="ck_x").value == CHECK_LINK["cx"]  # kept while hidden
+    assert at.text_area(key="cv_text").value == "2.0, 4.0, 6.0, 8.0\n1.0, 1.0, 2.0, 9.0"
+    assert at.get("download_button")
+
+
+def test_exports_and_the_pytorch_script_reproduce_the_table(monkeypatch, tmp_path):
+    files = record_downloads(monkeypatch)
+    at = _link({"x": "2,4,6,8;1,1,2,9"})
+    shown = _table(at, "y1")
+    ys = [f"y{i}" for i in range(1, 5)]
+    csv = pd.read_csv(io.StringIO(downloaded(at, "cv_dl_csv", files)))
+    assert len(csv) == 12  # 6 conventions x 2 tokens
+    np.testing.assert_array_equal(csv[ys], shown[ys])
+    assert csv.set_index("key").loc["keras", "eps"].tolist() == [1e-3, 1e-3]
+    data = json.loads(downloaded(at, "cv_dl_json", files))
+    assert data["x"] == TWO_TOKENS.tolist()
+    by_key = {c["key"]: c for c in data["conventions"]}
+    assert by_key["rmsnorm"]["mean"] is None
+    np.testing.assert_array_equal(by_key["annotated"]["y"], shown.iloc[6:8][ys])
+
+    script = downloaded(at, "cv_dl_script", files)
+    assert script.strip() in [
+        c.value.strip() for c in at.code
+    ]  # the expander shows the same script
+    path = tmp_path / "conventions.py"
+    path.write_text(script)
+    run = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=120, check=True
+    )
+    printed = json.loads(run.stdout)
+    names = {c["key"]: c["name"] for c in data["conventions"]}
+    for key, y in printed.items():
+        for t in range(2):
+            page = _row(shown, names[key], f"token {t + 1}")
+            np.testing.assert_allclose(y[t], page, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(y[t], _outputs(TWO_TOKENS[t])[names[key]], rtol=1e-12)

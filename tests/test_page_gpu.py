@@ -1,7 +1,10 @@
-"""The "Run it on the GPU" page, run on the CPU with AppTest."""
+"""The "Run it on the GPU" page, run on the CPU with AppTest: numbers, links, presenter mode
+and the parity table's downloads (bad links: test_links_pages_b.py)."""
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import threading
 from pathlib import Path
@@ -10,7 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from helpers import page_test
 from streamlit.testing.v1 import AppTest
+from test_links_pages_b import downloaded, record_downloads
 
 from lnlab import timing
 
@@ -20,7 +25,8 @@ HELLO_TOKENS = ["Hello", ",", " how", " are", " you", "?"]
 # The "?" token (0.3, -0.1, 0.1, 0.5) has variance 0.05 and the largest max|x| / sigma_eps.
 HELLO_KAPPA = 0.5 / math.sqrt(0.05 + 1e-5)
 HELLO_KAPPA_MEAN = 0.8 / 0.25
-HAS_GPU = torch.cuda.is_available() or torch.backends.mps.is_available()
+_MPS = torch.backends.mps.is_available()
+HAS_GPU = torch.cuda.is_available() or _MPS
 
 
 def _app() -> AppTest:
@@ -160,3 +166,93 @@ def test_a_busy_benchmark_slot_shows_a_warning():
     assert not at.exception
     assert "another visitor's benchmark is running" in at.warning[0].value.lower()
     assert not _has_frame(at, "median time (ms)")
+
+
+# ---------------------------------------------------------------- links, presenter mode, exports
+
+UNAVAILABLE = next(
+    kind for kind, found in (("cuda", torch.cuda.is_available()), ("mps", _MPS)) if not found
+)
+
+
+def _link(query: dict[str, str]) -> AppTest:
+    at = page_test("pages/gpu.py")
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_the_url_holds_the_example_on_screen():
+    at = _link({})
+    assert at.query_params["dev"] == "auto" and at.query_params["dtype"] == "float32"
+    assert at.query_params["preset"] == "hello" and at.query_params["tok"] == "1"
+    assert at.query_params["x"].split(";")[0] == "0.1,0.3,-0.2,0.8"
+    assert (at.query_params["batch"], at.query_params["seq"], at.query_params["feat"]) == (
+        "4",
+        "512",
+        "1024",
+    )
+    at.selectbox(key="gpu_token").select(2).run()
+    assert at.query_params["tok"] == "3"
+
+
+def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():
+    link = {"dev": "cpu", "dtype": "float16", "x": "1,2,3,4,5;0,0,0,0,10", "tok": "2"}
+    first = _link(link | {"batch": "2", "seq": "8", "feat": "16"})
+    assert first.selectbox(key="gpu_device").value == "cpu"
+    stats = _frame(first, "μ float64")
+    assert list(stats.index) == ["t1", "t2"] and stats["μ float64"].tolist() == [3.0, 2.0]
+    assert any(r"\frac{0 + 0 + 0 + 0 + 10}{5} = 2" in x.value for x in first.latex)
+    assert first.number_input(key="gpu_seq").value == 8
+    assert not _has_frame(first, "median time (ms)")  # the button runs it, never a link
+    second = _link(dict(first.query_params))
+    assert second.query_params == first.query_params
+    for column in ("μ float64", "max rel error"):
+        pd.testing.assert_frame_equal(_frame(second, column), _frame(first, column))
+
+
+def test_a_link_to_a_device_this_machine_lacks_falls_back_to_auto():
+    at = _link({"dev": UNAVAILABLE, "dtype": "float32"})
+    assert f"asks for the {UNAVAILABLE} device" in at.warning[0].value
+    assert at.selectbox(key="gpu_device").value == "auto"
+    np.testing.assert_allclose(_frame(at, "μ float64")["μ float64"], HELLO_MEANS)
+    assert at.query_params["dev"] == "auto"
+
+
+def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
+    at = _link({"preset": "token-2468", "tok": "4"})
+    assert "Token 4 is not in the input (1 tokens)" in at.warning[0].value
+    assert _frame(at, "μ float64")["μ float64"].tolist() == [5.0]
+
+
+def test_presenter_mode_keeps_device_dtype_and_parity_and_hides_the_rest():
+    at = _link({"present": "1", "dev": "cpu", "dtype": "bfloat16", "preset": "token-2468"})
+    keys = {s.key for s in at.selectbox}
+    assert keys == {"gpu_device", "gpu_dtype"}  # no preset, no token choice
+    assert not at.text_area and not at.get("download_button")
+    assert not _has_frame(at, "μ float64") and _has_frame(at, "max rel error")
+    assert any(r"\frac{2 + 4 + 6 + 8}{4} = 5" in x.value for x in at.latex)
+    at.button(key="present_exit").click().run()
+    assert at.selectbox(key="gpu_preset").value == "token-2468"  # kept while hidden
+    assert at.text_area(key="gpu_text").value == "2.0, 4.0, 6.0, 8.0"
+    assert at.selectbox(key="gpu_dtype").value == "bfloat16"
+
+
+def test_parity_table_downloads_as_csv_and_json(monkeypatch):
+    files = record_downloads(monkeypatch)
+    at = _link({"dev": "cpu", "dtype": "float16"})
+    shown = _frame(at, "max rel error")
+    table = pd.read_csv(io.StringIO(downloaded(at, "gpu_dl_csv", files))).set_index("step")
+    pd.testing.assert_frame_equal(table, shown, check_exact=True)
+    data = json.loads(downloaded(at, "gpu_dl_json", files))
+    assert data["settings"] == {"token": 1, "device": "cpu", "dtype": "float16", "eps": 1e-5}
+    assert [s["max_rel_error"] for s in data["steps"]] == shown["max rel error"].tolist()
+    assert data["unit_roundoff"] == 2.0**-11
+    x = np.array(data["x"])
+    np.testing.assert_allclose(x.mean(axis=1), HELLO_MEANS)
+    exact = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(data["y_float64"], exact, rtol=1e-12, atol=1e-15)
+    half = torch.nn.functional.layer_norm(torch.tensor(x).half().float(), (4,), eps=1e-5)
+    np.testing.assert_allclose(data["y_device"], half.numpy(), atol=4e-3)  # float16: u = 2^-11

@@ -1,15 +1,19 @@
-"""AppTest of pages/transformer.py: defaults, the toggle, the depth slider, the layer count."""
+"""AppTest of pages/transformer.py: defaults, the toggle, the depth slider, the layer count,
+links, presenter mode and the depth table's downloads (bad links: test_links_pages_b.py)."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import page_test
 from streamlit.testing.v1 import AppTest
+from test_links_pages_b import downloaded, record_downloads
 
-from lnlab.transformer import depth_experiment
+from lnlab.transformer import VARIANTS, depth_experiment
 
 PAGE = "pages/transformer.py"
 
@@ -90,3 +94,108 @@ def test_out_of_range_layers_shows_an_error_and_keeps_the_last_good_numbers():
     assert not app.exception
     assert "between 1 and 96" in app.error[0].value
     assert [m.value for m in app.metric] == ["24", "25"]
+
+
+# ---------------------------------------------------------------- links, presenter mode, exports
+
+
+def _link(query: dict[str, str]) -> AppTest:
+    app = page_test(PAGE)
+    for name, value in query.items():
+        app.query_params[name] = value
+    app.run()
+    assert not app.exception
+    return app
+
+
+def test_the_url_holds_the_example_on_screen(at):
+    assert at.query_params == {
+        "v": "1",
+        "norm": "post-norm",
+        "depth": "24",
+        "layers": "12",
+        "s": "1",
+    }
+    at.slider(key="tf_depth").set_value(5).run()
+    at.radio(key="tf_norm").set_value("pre-norm").run()
+    assert at.query_params["depth"] == "5"
+    assert at.query_params["norm"] == "pre-norm"
+
+
+def test_link_round_trip_shows_the_same_numbers():
+    first = _link({"v": "1", "norm": "pre-norm", "depth": "7", "layers": "30"})
+    assert first.radio(key="tf_norm").value == "pre-norm"
+    assert [m.value for m in first.metric] == ["60", "61"]  # 2 x 30, 2 x 30 + 1
+    assert len(_depth_table(first)) == 8  # the input and 7 layers
+    assert _diagram_boxes(first)[-2] == "Final LayerNorm"
+    second = _link(dict(first.query_params))
+    assert second.query_params == first.query_params
+    assert second.radio(key="tf_norm").value == "pre-norm"
+    assert [m.value for m in second.metric] == ["60", "61"]
+    pd.testing.assert_frame_equal(_depth_table(second), _depth_table(first))
+    for old, new in zip(_stage_tables(first), _stage_tables(second), strict=True):
+        pd.testing.assert_frame_equal(old, new)
+
+
+def _headers(app: AppTest) -> list[str]:
+    return [h.value for h in app.header]
+
+
+def test_presenter_mode_shows_one_section_per_slide():
+    app = _link({"present": "1", "depth": "5"})
+    assert _headers(app) == ["Add & Norm on a small block"]
+    assert not app.get("download_button")
+    assert not app.expander  # the sublayer's weights stay off the slide
+    assert app.button(key="tf_prev").disabled
+    assert app.button(key="tf_next").proto.shortcut == "right"
+    assert app.button(key="tf_prev").proto.shortcut == "left"
+    app.radio(key="tf_norm").set_value("pre-norm").run()
+    app.button(key="tf_next").click().run()
+    assert _headers(app) == ["Depth: how big the residual stream gets"]
+    assert app.slider(key="tf_depth").value == 5
+    chart = json.loads(app.get("plotly_chart")[0].proto.spec)
+    assert len(chart["data"][0]["y"]) == 6  # the chart is on the slide, the table is not
+    assert not app.dataframe
+    assert app.query_params["s"] == "2"
+    app.button(key="tf_next").click().run()
+    assert _headers(app) == ["How many Layer Norms a prompt passes through"]
+    assert app.button(key="tf_next").disabled
+    app.button(key="tf_prev").click().run()
+    app.button(key="tf_prev").click().run()
+    assert _headers(app) == ["Add & Norm on a small block"]
+    assert app.radio(key="tf_norm").value == "pre-norm"  # kept while off screen
+    assert app.query_params["norm"] == "pre-norm" and app.query_params["depth"] == "5"
+    assert not app.exception
+
+
+def test_a_presenter_link_opens_on_its_slide_and_exit_shows_everything():
+    app = _link({"present": "1", "s": "3", "layers": "6"})
+    assert _headers(app) == ["How many Layer Norms a prompt passes through"]
+    assert [m.value for m in app.metric] == ["12", "13"]
+    app.button(key="present_exit").click().run()
+    assert len(_headers(app)) == 3
+    assert app.get("download_button")
+    assert "present" not in app.query_params
+
+
+def _csv(text: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(text)).set_index("layer")
+
+
+def test_depth_table_downloads_as_csv_and_json(monkeypatch):
+    files = record_downloads(monkeypatch)
+    app = _link({"depth": "6"})
+    shown = _depth_table(app)
+    table = _csv(downloaded(app, "tf_dl_csv", files))
+    assert list(table.columns) == ["no norm", "post-norm", "pre-norm", "pre-norm: sublayer input"]
+    np.testing.assert_array_equal(table[list(VARIANTS)], shown[list(VARIANTS)])
+    np.testing.assert_array_equal(table.iloc[1:, 3], shown.iloc[1:, 3])
+    assert np.isnan(table.iloc[0, 3])  # no sublayer before layer 1
+    # every variant starts from the same input, and post-norm keeps unit scale after it
+    assert np.ptp(table.iloc[0, :3]) == 0
+    np.testing.assert_allclose(table["post-norm"].iloc[1:], 1.0, atol=1e-4)
+    data = json.loads(downloaded(app, "tf_dl_json", files))
+    assert data["settings"]["depth"] == 6 and data["settings"]["eps"] == 1e-5
+    for variant in VARIANTS:
+        assert data["rms"][variant] == table[variant].tolist()
+    assert data["pre_norm_sublayer_input_rms"] == table.iloc[1:, 3].tolist()

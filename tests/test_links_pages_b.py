@@ -1,0 +1,161 @@
+"""Bad links on the Transformer, Conventions and GPU pages: each opens the page's default
+example with a notice, never an exception. Also the download reader their export tests share.
+
+The default example is checked with numbers derived here (by hand or with numpy), so a link
+that half-applied would fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from helpers import page_test
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+HELLO = np.array([0.1, 0.3, -0.2, 0.8])
+HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # the gpu page's six tokens, row by row
+
+
+def open_link(page: str, query: dict[str, str | list[str]]) -> AppTest:
+    """Page `page` ("transformer") opened from a link with these query parameters."""
+    at = page_test(f"pages/{page}.py")
+    for name, value in query.items():
+        at.query_params[name] = value
+    return at.run()
+
+
+# ---------------------------------------------------------------- downloads
+
+
+def record_downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """From now on, keep every file a download button carries: {media file id: bytes}."""
+    files: dict[str, bytes] = {}
+    store = MemoryMediaFileStorage.load_and_get_id
+
+    def keep(self, data, mimetype, kind, filename=None):
+        file_id = store(self, data, mimetype, kind, filename)
+        files[file_id] = data if isinstance(data, bytes) else data.encode()
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
+    return files
+
+
+def downloaded(at: AppTest, key: str, files: dict[str, bytes]) -> str:
+    """The text of the file behind download button `key` (recorded by record_downloads)."""
+    (button,) = [b for b in at.get("download_button") if b.proto.id.endswith(f"-{key}")]
+    file_id = button.proto.url.rsplit("/", 1)[1].split(".")[0]
+    return files[file_id].decode()
+
+
+# ---------------------------------------------------------------- the default examples
+
+
+def _transformer_default(at: AppTest) -> None:
+    assert at.radio(key="tf_norm").value == "post-norm"
+    assert [m.value for m in at.metric] == ["24", "25"]  # 2 x 12 and 2 x 12 + 1
+    (depth,) = [d.value for d in at.dataframe if "no norm" in d.value.columns]
+    assert len(depth) == 25  # the input and 24 layers
+
+
+def _conventions_default(at: AppTest) -> None:
+    assert at.text_area(key="cv_text").value == "0.1, 0.3, -0.2, 0.8"
+    assert at.selectbox(key="ck_case").value == "seed000-2468"
+    table = next(d.value for d in at.dataframe if "y1" in d.value.columns)
+    pytorch = table[table.convention == "PyTorch nn.LayerNorm"]
+    expected = (HELLO - HELLO.mean()) / np.sqrt(HELLO.var() + 1e-5)
+    np.testing.assert_allclose(pytorch[["y1", "y2", "y3", "y4"]].to_numpy()[0], expected)
+
+
+def _gpu_default(at: AppTest) -> None:
+    assert at.selectbox(key="gpu_device").value == "auto"
+    assert at.selectbox(key="gpu_preset").value == "hello"
+    assert at.number_input(key="gpu_seq").value == 512
+    stats = next(d.value for d in at.dataframe if "μ float64" in d.value.columns)
+    np.testing.assert_allclose(stats["μ float64"], HELLO_MEANS, rtol=1e-15)
+
+
+DEFAULT_CHECKS: dict[str, Callable[[AppTest], None]] = {
+    "transformer": _transformer_default,
+    "conventions": _conventions_default,
+    "gpu": _gpu_default,
+}
+
+# ---------------------------------------------------------------- the malformed links
+
+ANY_PAGE = [  # wrong for every page
+    {"v": "9"},
+    {"zzz": "1"},
+    {f"p{i}": "1" for i in range(40)},  # too many parameters
+    {"v": ["1", "1"]},  # repeated
+]
+PAGE_LINKS = {
+    "transformer": [
+        {"depth": "0"},  # below 1
+        {"depth": "49"},  # above 48
+        {"depth": "abc"},
+        {"layers": "nan"},
+        {"layers": "1e309"},
+        {"layers": "2.5"},
+        {"norm": "sideways"},
+        {"s": "4"},  # there are 3 slides
+        {"norm": ["post-norm", "pre-norm"]},
+        {"layers": "9" * 50_000},  # oversized
+    ],
+    "conventions": [
+        {"x": "1,x"},
+        {"x": "nan,1"},
+        {"x": "1e309"},
+        {"x": "1,2;3"},  # wrong shape: rows of different lengths
+        {"axes": ";".join(["1,2"] * 65)},  # 65 tokens, over 64
+        {"x": "1" * 50_000},  # oversized
+        {"tok": "0"},
+        {"case": "seed999"},
+        {"cx": "1, " * 4_000},  # over the box's 10,000 characters
+        {"cmean": "0.5\x00"},  # control character
+        {"cout": "1\n" * 201},  # over 200 lines
+        {"x": "2,4,6,8", "depth": "3"},  # another page's parameter
+    ],
+    "gpu": [
+        {"dev": "tpu"},
+        {"dtype": "float8"},
+        {"preset": "nope"},
+        {"x": "1e309,1"},
+        {"x": "1,2;3"},
+        {"tok": "x"},
+        {"batch": "0"},
+        {"seq": "8193"},
+        {"feat": "1"},
+        {"feat": "nan"},
+        {"x": "1," * 30_000},  # oversized
+    ],
+}
+CASES = [
+    pytest.param(page, query, id=f"{page}-{i}")
+    for page, queries in PAGE_LINKS.items()
+    for i, query in enumerate(ANY_PAGE + queries)
+]
+
+
+@pytest.mark.parametrize(("page", "query"), CASES)
+def test_a_bad_link_opens_the_default_example_with_a_notice(page, query):
+    at = open_link(page, query)
+    assert not at.exception, query
+    notices = [w.value for w in at.warning if "default example" in w.value]
+    assert len(notices) == 1, query
+    DEFAULT_CHECKS[page](at)
+    assert at.query_params["v"] == "1"  # the URL now holds the default example's link...
+    assert all(
+        at.query_params.get(name) != value for name, value in query.items()
+    )  # not the bad one
+
+
+def test_a_good_link_gives_no_notice():
+    for page in PAGE_LINKS:
+        at = open_link(page, {"v": "1"})
+        assert not at.exception
+        assert not [w for w in at.warning if "default example" in w.value]
+        DEFAULT_CHECKS[page](at)
