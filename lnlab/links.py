@@ -62,6 +62,11 @@ class Param:
     max_chars: int = 2_000
     max_lines: int = 64
 
+    @property
+    def limit(self) -> int:
+        """The most characters this parameter may hold."""
+        return self.max_chars if self.kind in ("text", "choice") else MAX_PARAM_CHARS
+
     def encode(self, value: Any) -> str:
         """The parameter's text for `value`."""
         if self.kind == "matrix":
@@ -76,9 +81,10 @@ class Param:
 
     def decode(self, raw: str) -> Any:
         """The value in `raw`, or InputError saying what is wrong with it."""
-        limit = self.max_chars if self.kind in ("text", "choice") else MAX_PARAM_CHARS
-        if len(raw) > limit:
-            raise InputError(f"{self.name}: {len(raw):,} characters is over the {limit:,} limit")
+        if len(raw) > self.limit:
+            raise InputError(
+                f"{self.name}: {len(raw):,} characters is over the {self.limit:,} limit"
+            )
         decoder = getattr(self, f"_decode_{self.kind}")
         return decoder(raw)
 
@@ -128,7 +134,9 @@ def encode_link(state: Mapping[str, Any], spec: tuple[Param, ...]) -> dict[str, 
     params = {VERSION_KEY: LINK_VERSION}
     for p in spec:
         if state.get(p.name) is not None:
-            params[p.name] = p.encode(state[p.name])
+            text = p.encode(state[p.name])
+            if len(text) <= p.limit:  # what would not open again is left out of the link
+                params[p.name] = text
     return params
 
 

@@ -97,6 +97,7 @@ _PRESENTER_CSS = """
 [data-testid="stHeader"] { display: none !important; }
 .stMainBlockContainer { padding-top: 1rem; max-width: 100%; }
 .stMarkdown p, .stMarkdown li, .stCaption, [data-testid="stMetricValue"] { font-size: 1.6rem; }
+[data-testid="stWidgetLabel"] p, [data-testid="stDataFrame"] { font-size: 1.3rem; }
 .stMarkdown h1, h1 { font-size: 3rem !important; }
 .katex { font-size: 1.7em !important; }
 button p { font-size: 1.4rem; }
@@ -171,7 +172,12 @@ def chart(fig: go.Figure, name: str, caption: str) -> None:
     enlarges its fonts.
     """
     if presenting():
-        fig = go.Figure(fig).update_layout(font={"size": 22})
+        # Streamlit's chart theme overrides layout.font; explicit sizes win over it
+        fig = go.Figure(fig).update_layout(
+            font={"size": 22}, title_font_size=26, legend_font_size=20
+        )
+        fig.update_xaxes(tickfont_size=20, title_font_size=22)
+        fig.update_yaxes(tickfont_size=20, title_font_size=22)
     file_format = st.session_state.get("figure_format", "png")
     config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{name}"}}
     st.plotly_chart(fig, key=f"chart_{name}", config=config)
@@ -252,6 +258,9 @@ def open_link(page: str, fields: tuple[Field, ...]) -> None:
     on a rerun. A bad link opens the page's default example with a notice saying what is
     wrong; it never raises.
     """
+    for f in fields:  # Streamlit drops the state of widgets that are not drawn (presenter mode)
+        if f.key in st.session_state:
+            st.session_state[f.key] = st.session_state[f.key]
     params = {k: v for k, v in _query().items() if k not in _NOT_STATE}
     signature = repr(sorted(params.items()))
     if st.session_state.get(f"_link_{page}") == signature:

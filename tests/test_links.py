@@ -128,3 +128,10 @@ def test_every_problem_is_listed():
 def test_random_links_only_raise_input_error(params):
     with contextlib.suppress(InputError):
         decode_link(params, SPEC)
+
+
+def test_a_value_too_long_for_a_link_is_left_out():
+    huge = np.full((64, 64), 0.1234567890123456)  # 64 x 64 x ~19 characters > 40,000
+    params = encode_link({"x": huge, "eps": 0.5}, SPEC)
+    assert "x" not in params
+    assert decode_link(params, SPEC) == {"eps": 0.5}
