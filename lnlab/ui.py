@@ -296,3 +296,19 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
     with st.popover("Copy link to this example", icon=":material/link:"):
         st.caption("Anyone who opens this link sees the same example and settings.")
         st.code(f"{base}?{urlencode(params)}", language=None, wrap_lines=True)
+
+
+def within(key: str, lo: float, hi: float, default: float, what: str) -> None:
+    """Reset session value `key` to `default`, with a message, unless it is a number in lo..hi.
+
+    Streamlit would silently clamp an out-of-range value (from a crafted message or stale
+    state) to the widget's minimum; this says so instead. Call before creating the widget.
+    """
+    value = st.session_state.get(key, default)
+    try:
+        ok = lo <= float(value) <= hi
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        show_error(InputError(f'{what} must be between {lo:g} and {hi:g}, not "{str(value)[:20]}"'))
+        st.session_state[key] = default

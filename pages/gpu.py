@@ -83,6 +83,9 @@ for key, value in _defaults().items():
     # re-assigning keeps a widget's value while presenter mode hides it (Streamlit drops the
     # state of widgets that are not drawn)
     ss[key] = ss.get(key, value)
+ui.within("gpu_batch", 1, timing.MAX_BATCH, DEFAULT_SHAPE["gpu_batch"], "The batch")
+ui.within("gpu_seq", 1, timing.MAX_SEQ, DEFAULT_SHAPE["gpu_seq"], "The sequence length")
+ui.within("gpu_features", 2, timing.MAX_FEATURES, DEFAULT_SHAPE["gpu_features"], "The features")
 presenting = ui.presenting()
 
 st.title("Run it on the GPU")

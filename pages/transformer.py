@@ -80,6 +80,8 @@ for key, value in DEFAULTS.items():
     # re-assigning keeps a widget's value while presenter mode hides it (Streamlit drops the
     # state of widgets that are not drawn)
     ss[key] = ss.get(key, value)
+ui.within("tf_depth", tf.MIN_DEPTH, tf.MAX_DEPTH, tf.DEFAULT_DEPTH, "The depth")
+ui.within("tf_layers", tf.MIN_LAYERS, tf.MAX_LAYERS, tf.DEFAULT_LAYERS, "The number of layers")
 presenting = ui.presenting()
 
 st.title("Layer Norm in the Transformer")
