@@ -17,18 +17,24 @@ characters a word.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import math
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from lnlab import export
 from lnlab.errors import InputError
 from lnlab.latex import joined, num, term
+from lnlab.links import Param, short_number
 from lnlab.norms import BatchNormTrace, LayerNormTrace, batch_norm_steps, layer_norm_steps
 from lnlab.presets import batch_preset, token_preset
+from lnlab.quiz import Question, padding_questions
 
 MAX_SENTENCES = 8
 MAX_WORDS = 16
@@ -42,6 +48,9 @@ PAD = "[PAD]"
 MOMENTUM = 0.1  # PyTorch's default for the running statistics
 DEFAULT_REPLACEMENT = "How are we today"  # the "who else is in the batch" edit
 _DEFAULT_REPLACEMENT_WORDS = tuple(DEFAULT_REPLACEMENT.split())
+
+MAX_EPS = 1.0  # the page's bounds on epsilon and beta
+MAX_BETA = 100.0
 
 MAX_CALC_BATCH = 100_000
 MAX_CALC_LONGEST = 1_000_000
@@ -200,6 +209,17 @@ def _cell(value: object, word: str, j: int) -> float:
 
 
 # ---------------------------------------------------------------- the padded batch
+
+
+def checked_settings(eps: float, beta: float) -> tuple[float, float]:
+    """epsilon in 0..MAX_EPS and beta in -MAX_BETA..MAX_BETA as floats, or InputError (a NaN
+    can reach a number box in a crafted message)."""
+    eps, beta = float(eps), float(beta)
+    if not 0.0 <= eps <= MAX_EPS:
+        raise InputError(f"epsilon must be a number from 0 to {MAX_EPS:g}, not {eps:g}")
+    if not -MAX_BETA <= beta <= MAX_BETA:
+        raise InputError(f"β must be a number from -{MAX_BETA:g} to {MAX_BETA:g}, not {beta:g}")
+    return eps, beta
 
 
 def padded_batch(
@@ -535,4 +555,172 @@ def preactivation_norms(eps: float = 1e-5, beta: float = 0.0) -> TableNorms:
         columns=tuple(f"z{j + 1}" for j in range(x.shape[1])),
         bn=batch_norm_steps(x, beta=beta, eps=eps, momentum=MOMENTUM),
         ln=layer_norm_steps(x, beta=beta, eps=eps),
+    )
+
+
+# ---------------------------------------------------------------- shareable links
+
+
+def format_sentences(sentences: Sentences) -> str:
+    """The sentences as the page's text: one per line, words joined by one space."""
+    return "\n".join(" ".join(words) for words in sentences)
+
+
+# Entries are "word:f1,f2,f3" joined by spaces: a word never holds whitespace, and the
+# numbers never hold ":", so the last ":" of an entry ends its word.
+MAX_OVERRIDES_CHARS = MAX_OVERRIDES * (MAX_WORD_CHARS + 1 + DIM * 26)
+
+
+def format_overrides(overrides: Mapping[str, Vector]) -> str:
+    """Edited embeddings as compact text: "Hi:9,1,8 today:0.5,-2,3"."""
+    return " ".join(
+        f"{word}:{','.join(short_number(v) for v in vector)}" for word, vector in overrides.items()
+    )
+
+
+def parse_overrides(text: str) -> dict[str, Vector]:
+    """The inverse of format_overrides, with the grid's checks: at most MAX_OVERRIDES words,
+    each a valid word with DIM numbers in -MAX_ABS_VALUE..MAX_ABS_VALUE."""
+    if len(text) > MAX_OVERRIDES_CHARS:
+        raise InputError(f"{len(text):,} characters: at most {MAX_OVERRIDES_CHARS:,}")
+    entries = text.split()
+    if len(entries) > MAX_OVERRIDES:
+        raise InputError(f"{len(entries)} edited words: at most {MAX_OVERRIDES}")
+    overrides: dict[str, Vector] = {}
+    for entry in entries:
+        word, colon, numbers = entry.rpartition(":")
+        if not colon or not word:
+            raise InputError(f'"{entry[:20]}" is not word:number,number,number')
+        (word,) = _words(word, "an edited word")
+        if word in overrides:
+            raise InputError(f'"{word[:20]}" is edited twice')
+        vector = tuple(_cell(v, word, j) for j, v in enumerate(numbers.split(",")))
+        if len(vector) != DIM:
+            raise InputError(f'"{word[:20]}" has {len(vector)} numbers: it needs {DIM}')
+        overrides[word] = vector
+    return overrides
+
+
+@dataclass(frozen=True)
+class CheckedText(Param):
+    """A text link parameter that must also pass `check` (a parser raising InputError), so a
+    link with, say, a 17-word sentence is refused as a whole instead of half-opened."""
+
+    check: Callable[[str], object] = str
+
+    def decode(self, raw: str) -> Any:
+        text = super().decode(raw)
+        try:
+            self.check(text)
+        except InputError as err:
+            raise InputError(f"{self.name}: {err}") from err
+        return text
+
+
+# ---------------------------------------------------------------- exports
+
+
+def statistics_rows(lab: PaddingLab) -> list[dict[str, Any]]:
+    """One row per token row and feature of the stacked batch: the input, then mean,
+    variance, sigma_eps and output of naive Batch Norm, masked Batch Norm and Layer Norm.
+
+    The Batch Norm statistics belong to the feature (the same down a column), Layer Norm's to
+    the token (the same across a row); masked Batch Norm leaves PAD rows at 0.
+    """
+    d = len(FEATURES)
+    x = lab.tokens
+    rows = []
+    for t, label in enumerate(lab.labels):
+        for j, feature in enumerate(FEATURES):
+            row: dict[str, Any] = {
+                "token": label,
+                "pad": bool(not lab.real[t]),
+                "feature": feature,
+                "x": float(x[t, j]),
+            }
+            for name, trace, k in (
+                ("naive_bn", lab.norms.naive_bn, j),
+                ("masked_bn", lab.norms.masked_bn, j),
+                ("ln", lab.norms.ln, t),
+            ):
+                row |= {
+                    f"{name}_mean": float(np.ravel(trace.mean)[k]),
+                    f"{name}_var": float(np.ravel(trace.var)[k]),
+                    f"{name}_std": float(np.ravel(trace.std)[k]),
+                    f"{name}_y": float(trace.y.reshape(-1, d)[t, j]),
+                }
+            rows.append(row)
+    return rows
+
+
+def export_settings(lab: PaddingLab, preset_key: str) -> dict[str, Any]:
+    """What produced the numbers: enough to rebuild the batch."""
+    return {
+        "preset": preset_key,
+        "sentences": [" ".join(s) for s in lab.sentences],
+        "embeddings": {w: list(v) for w, v in lab.embeddings.items()},
+        "eps": lab.eps,
+        "gamma": 1.0,
+        "beta": lab.beta,
+        "momentum": MOMENTUM,
+        "labels": list(lab.labels),
+        "mask": lab.mask.tolist(),
+        "pad_share": lab.closed_form.share,
+    }
+
+
+def statistics_json(lab: PaddingLab, preset_key: str) -> str:
+    """Naive and masked Batch Norm (export.batch_json) plus Layer Norm's per-token
+    statistics and outputs, as one JSON document."""
+    body = json.loads(
+        export.batch_json(
+            {"naive_bn": lab.norms.naive_bn, "masked_bn": lab.norms.masked_bn},
+            export_settings(lab, preset_key),
+        )
+    )
+    ln = json.loads(export.trace_json(lab.norms.ln, lab.labels, {}))
+    body["ln"] = {name: ln[name] for name in ("mean", "var", "std", "y")}
+    return json.dumps(body, indent=2)
+
+
+# ---------------------------------------------------------------- predict, then reveal
+
+
+@dataclass(frozen=True)
+class PaddingQuestions:
+    """The page's questions, each asked before the section that reveals its answer."""
+
+    statistics: Question  # which statistic padding changes: before the statistics
+    outputs: Question | None  # a PAD row under naive Batch Norm: before the outputs
+    closed_form: Question | None  # padded mean / real mean: before the closed form
+
+
+def page_questions(lab: PaddingLab) -> PaddingQuestions:
+    """lnlab.quiz.padding_questions for this batch, fitted to the page.
+
+    The PAD-row question asks for the output y, so its answer is (0 - mu) / sigma_eps + beta
+    with the page's beta (and a new id when eps or beta change). It is left out without PAD
+    rows, and the shrink question when feature 1's real mean is 0 (no ratio).
+    """
+    naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
+    which, pad_row, shrink = padding_questions(naive, masked, lab.closed_form.share)
+    pads = np.flatnonzero(~lab.real)
+    outputs = None
+    if pads.size:
+        y = float(naive.y.reshape(-1, len(FEATURES))[pads[0], 0])
+        settings = hashlib.sha256(repr((lab.eps, lab.beta)).encode()).hexdigest()[:8]
+        outputs = dataclasses.replace(
+            pad_row,
+            qid=f"{pad_row.qid}-{settings}",
+            answer=y,
+            explanation=(
+                f"(0 − μ) / σ_ε + β with the padded statistics of f1: "
+                f"(0 − {naive.mean[0]:.4g}) / {naive.std[0]:.4g} + {lab.beta:g} = {y:.4g}. "
+                "Zeros in, non-zeros out."
+            ),
+        )
+    return PaddingQuestions(
+        statistics=which,
+        outputs=outputs,
+        closed_form=shrink if masked.mean[0] != 0 else None,
     )

@@ -204,8 +204,11 @@ def _figure_format_choice() -> None:
 QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page switches
 
 
-def ask(question: Question) -> None:
-    """A question to answer before the page reveals it; the first try counts for the score."""
+def ask(question: Question) -> bool:
+    """A question to answer before the page reveals it; the first try counts for the score.
+
+    Returns True once the question has been checked (the page may then reveal the answer).
+    """
     marks: dict[str, bool] = st.session_state.setdefault(QUIZ_KEY, {})
     verdicts: dict[str, Verdict] = st.session_state.setdefault("quiz_verdicts", {})
     with st.container(border=True):
@@ -228,6 +231,7 @@ def ask(question: Question) -> None:
             st.success(plain(shown.message), icon=":material/check:")
         elif shown is not None:
             st.warning(plain(shown.message), icon=":material/lightbulb:")
+    return shown is not None
 
 
 def _quiz_score() -> None:

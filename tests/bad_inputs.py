@@ -244,7 +244,6 @@ CASES: tuple[Bad, ...] = (
         "pad_batch",
         10**9,
         "batch",
-        known=_STREAMLIT_RESETS + "; the calculator then complains about '1 sentences'",
     ),
     Bad("pad-average-nan", "padding", "state", "pad_average", math.nan, "average"),
     Bad("pad-url-eps-negative", "padding", "url", "", {"eps": "-1"}, "eps"),

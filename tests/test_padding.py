@@ -5,6 +5,8 @@ Expected values are worked out by hand in the comments, or come from torch.nn.fu
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -341,3 +343,144 @@ def test_preactivations_down_columns_and_across_rows():
     np.testing.assert_allclose(table.ln.y, F.layer_norm(x, (3,), eps=1e-5).numpy(), atol=1e-12)
     np.testing.assert_allclose(table.bn.y, torch_bn(table.x)[0], atol=1e-12)
     assert table.columns == ("z1", "z2", "z3")
+
+
+# ---------------------------------------------------------------- links
+
+
+def test_sentences_text_is_canonical():
+    assert pad.format_sentences(pad.parse_sentences(" Hi   Nitish\n\n How are ")) == (
+        "Hi Nitish\nHow are"
+    )
+
+
+def test_overrides_text_round_trip_is_exact_and_compact():
+    edits = {"Hi": (9.0, 1.0, 8.0), "a:b;c": (0.1, -2e-05, 1000.0), "ünï": (-0.5, 0.0, 3.25)}
+    text = pad.format_overrides(edits)
+    assert text == "Hi:9,1,8 a:b;c:0.1,-2e-05,1000 ünï:-0.5,0,3.25"
+    assert pad.parse_overrides(text) == edits
+    assert pad.parse_overrides("") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Hi:1,2", "needs 3"),
+        ("Hi:1,2,3,4", "has 4 numbers"),
+        ("Hi", "not word:number"),
+        (":1,2,3", "not word:number"),
+        ("Hi:1,x,3", "not a number"),
+        ("Hi:1,nan,3", "empty"),
+        ("Hi:1,1e309,3", "between"),
+        ("Hi:1,1001,3", "between"),
+        ("Hi:1,2,3 Hi:4,5,6", "edited twice"),
+        ("x" * 41 + ":1,2,3", "41 characters"),
+        ("a\u200bb:1,2,3", "invisible"),
+        (" ".join(f"w{i}:1,2,3" for i in range(pad.MAX_OVERRIDES + 1)), "129 edited words"),
+        ("w" * (pad.MAX_OVERRIDES_CHARS + 1), "characters: at most"),
+    ],
+)
+def test_bad_overrides_text(text, message):
+    with pytest.raises(InputError, match=message):
+        pad.parse_overrides(text)
+
+
+def test_checked_text_param_refuses_what_its_parser_refuses():
+    param = pad.CheckedText("s", "text", max_chars=100, max_lines=2, check=pad.parse_sentences)
+    assert param.decode("a b\nc") == "a b\nc"
+    with pytest.raises(InputError, match=r"^s: sentence 1 has 17 words"):
+        param.decode(" ".join(["w"] * 17))
+    with pytest.raises(InputError, match="more than 2 lines"):
+        param.decode("a\nb\nc")
+    with pytest.raises(InputError, match="over the 100 limit"):
+        param.decode("a" * 101)
+    assert param.encode("a b") == "a b"
+
+
+# ---------------------------------------------------------------- exports
+
+
+def test_statistics_rows_by_hand(lab):
+    rows = pad.statistics_rows(lab)
+    assert len(rows) == 8 * 3
+    pad_f1 = rows[2 * 3]  # row 3 (the first PAD), feature f1
+    assert (pad_f1["token"], pad_f1["pad"], pad_f1["feature"], pad_f1["x"]) == (
+        "1.3 [PAD]",
+        True,
+        "f1",
+        0.0,
+    )
+    # f1 = 5, 3, 0, 0, 4, 1, 7, 2: naive mean 22 / 8; real tokens only 22 / 6
+    column = ROWS[:, 0]
+    assert pad_f1["naive_bn_mean"] == pytest.approx(22 / 8)
+    assert pad_f1["naive_bn_var"] == pytest.approx(column.var())
+    assert pad_f1["naive_bn_y"] == pytest.approx(-2.75 / np.sqrt(column.var() + 1e-5))
+    assert pad_f1["masked_bn_mean"] == pytest.approx(22 / 6)
+    assert pad_f1["masked_bn_y"] == 0.0
+    assert (pad_f1["ln_mean"], pad_f1["ln_var"], pad_f1["ln_y"]) == (0.0, 0.0, 0.0)
+    hi_f2 = rows[1]  # Hi = (5, 1, 8): mean 14 / 3, feature 2 = 1
+    assert hi_f2["ln_mean"] == pytest.approx(14 / 3)
+    ln_y = F.layer_norm(torch.tensor(ROWS[0]), (3,), eps=1e-5)[1].item()
+    assert hi_f2["ln_y"] == pytest.approx(ln_y)
+    assert hi_f2["masked_bn_mean"] == pytest.approx(27 / 6)  # f2 = 1 + 7 + 2 + 8 + 5 + 4
+
+
+def test_statistics_json_holds_all_three_and_the_settings():
+    lab = pad.padding_lab(HI, "hi-nitish", eps=0.0)  # Layer Norm's PAD rows: 0 / 0
+    data = json.loads(pad.statistics_json(lab, "hi-nitish"))
+    assert data["settings"]["sentences"] == ["Hi Nitish", "How are you today"]
+    assert data["settings"]["embeddings"]["today"] == [2.0, 4.0, 1.0]
+    assert data["settings"]["mask"] == [[True, True, False, False], [True] * 4]
+    assert data["naive_bn"]["mean"] == pytest.approx([22 / 8, 27 / 8, 29 / 8])
+    assert data["masked_bn"]["count"] == 6
+    assert data["ln"]["y"][0][2] == ["nan", "nan", "nan"]
+    assert data["ln"]["mean"][0][0] == [pytest.approx(14 / 3)]
+
+
+# ---------------------------------------------------------------- questions
+
+
+def test_page_questions_ask_for_the_pad_output_with_beta():
+    plain_lab = pad.padding_lab(HI, "hi-nitish")
+    shifted = pad.padding_lab(HI, "hi-nitish", beta=2.0)
+    column = ROWS[:, 0]
+    x_hat = -column.mean() / np.sqrt(column.var() + 1e-5)
+    questions = pad.page_questions(shifted)
+    assert questions.outputs.answer == pytest.approx(x_hat + 2.0)
+    assert pad.page_questions(plain_lab).outputs.answer == pytest.approx(x_hat)
+    # a new beta is a new question; the same example keeps its ids
+    assert questions.outputs.qid != pad.page_questions(plain_lab).outputs.qid
+    assert questions.statistics.qid == pad.page_questions(plain_lab).statistics.qid
+    assert questions.closed_form.answer == pytest.approx(0.75)  # 1 - p, p = 2 / 8
+
+
+def test_page_questions_without_pads_or_with_a_zero_mean():
+    even = pad.padding_lab(pad.parse_sentences("Hi Nitish\nHow are"), "hi-nitish")
+    assert pad.page_questions(even).outputs is None
+    assert pad.page_questions(even).closed_form.answer == pytest.approx(1.0)
+    # f1 of the real tokens: Hi 1, Nitish 3, How -4, are 1, you 2, today -3: mean 0
+    edits = (("Hi", (1.0, 1.0, 8.0)), ("How", (-4.0, 2.0, 6.0)), ("you", (2.0, 5.0, 9.0)))
+    zero = pad.padding_lab(HI, "hi-nitish", (*edits, ("today", (-3.0, 4.0, 1.0))))
+    assert zero.norms.masked_bn.mean[0] == 0
+    assert pad.page_questions(zero).closed_form is None
+
+
+@pytest.mark.parametrize(
+    ("eps", "beta", "message"),
+    [
+        (float("nan"), 0.0, "epsilon"),
+        (-1e-9, 0.0, "epsilon"),
+        (1.5, 0.0, "epsilon"),
+        (1e-5, float("inf"), "β"),
+        (1e-5, float("nan"), "β"),
+        (1e-5, -100.5, "β"),
+    ],
+)
+def test_checked_settings_refuses_what_the_number_boxes_would(eps, beta, message):
+    with pytest.raises(InputError, match=message):
+        pad.checked_settings(eps, beta)
+
+
+def test_checked_settings_accepts_the_bounds():
+    assert pad.checked_settings(0, -100) == (0.0, -100.0)
+    assert pad.checked_settings(1, 100) == (1.0, 100.0)

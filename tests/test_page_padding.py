@@ -208,3 +208,19 @@ def test_no_padding_one_sentence_and_shrinking_batches(at):
     at.text_area(key="pad_sentences").input("solo").run()
     assert not at.exception
     assert any("one sentence" in i.value for i in at.info)
+
+
+def test_crafted_messages_do_not_crash_the_page():
+    """Values the browser never sends: a NaN epsilon, an edit of a column that does not exist."""
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.session_state["pad_eps"] = float("nan")
+    app.session_state["pad_words"] = {"edited_rows": {"0": {"f999": 1}}}
+    app.run()
+    assert not app.exception
+    assert any("epsilon must be a number from 0 to 1, not nan" in e for e in errors(app))
+    assert any("could not be applied" in e and "f999" in e for e in errors(app))
+    assert bn_means(app)[0] == pytest.approx([22 / 8, 27 / 8, 29 / 8])
+    # the crafted edit is gone: a real edit works again
+    app.session_state["pad_words"] = {"edited_rows": {0: {"f1": 9.0}}}
+    app.run()
+    assert bn_means(app)[0][0] == pytest.approx(26 / 8)
