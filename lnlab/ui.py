@@ -270,6 +270,8 @@ def open_link(page: str, fields: tuple[Field, ...]) -> None:
     if st.session_state.get(f"_link_{page}") == signature:
         return
     st.session_state[f"_link_{page}"] = signature
+    st.session_state[f"_link_arrival_{page}"] = signature
+    st.session_state.pop(f"_link_initial_{page}", None)  # share_link records it after the widgets
     if not params:
         return
     try:
@@ -277,6 +279,7 @@ def open_link(page: str, fields: tuple[Field, ...]) -> None:
     except InputError as err:
         for f in fields:
             st.session_state.pop(f.key, None)
+        st.session_state[f"_link_arrival_{page}"] = None  # share_link replaces the bad URL
         st.warning(
             f"{plain(str(err))}. The page opened on its default example instead.",
             icon=":material/link_off:",
@@ -286,16 +289,23 @@ def open_link(page: str, fields: tuple[Field, ...]) -> None:
 
 
 def share_link(page: str, fields: tuple[Field, ...]) -> None:
-    """Write the page's current state into the URL and offer it to copy; call after the widgets.
+    """Keep the URL a link to what is on screen, and offer it to copy; call after the widgets.
 
-    The address bar then always holds a link to exactly what is on screen.
+    Every change to the URL adds a browser history entry, so the URL is left alone until the
+    visitor changes something: one press of Back still leaves a page just opened. From the
+    first change on, the address bar holds the link to exactly what is on screen.
     """
     params = encode_link(link_state(st.session_state, fields), tuple(f.param for f in fields))
     if presenting():
         params[PRESENT_KEY] = "1"
-    st.query_params.from_dict(params)
-    mine = {k: v for k, v in params.items() if k not in _NOT_STATE}
-    st.session_state[f"_link_{page}"] = repr(sorted(mine.items()))
+    mine = repr(sorted((k, v) for k, v in params.items() if k not in _NOT_STATE))
+    initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
+    current = st.session_state.get(f"_link_{page}")  # what the URL holds now
+    clean = "[]"
+    untouched = st.session_state.get(f"_link_arrival_{page}") == clean == current
+    if mine != current and not (untouched and mine == initial):
+        st.query_params.from_dict(params)
+        st.session_state[f"_link_{page}"] = mine
     base = str(st.context.url or "").split("?")[0]
     with st.popover("Copy link to this example", icon=":material/link:"):
         st.caption("Anyone who opens this link sees the same example and settings.")

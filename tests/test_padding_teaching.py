@@ -93,15 +93,17 @@ def is_default(at: AppTest) -> bool:
 # ---------------------------------------------------------------- links
 
 
-def test_default_state_is_in_the_url():
+def test_the_url_holds_the_state_from_the_first_edit():
     at = open_page()
     assert is_default(at)
+    assert dict(at.query_params) == {}  # a page just opened leaves the URL (and Back) alone
+    at.number_input(key="pad_eps").set_value(0.5).run()
     link = dict(at.query_params)
     assert link["s"] == "Hi Nitish\nHow are you today"
     assert (link["v"], link["preset"], link["eps"], link["stat"]) == (
         "1",
         "hi-nitish",
-        "1e-05",
+        "0.5",
         "naive",
     )
     assert (link["focus"], link["other"], link["edit"]) == ("1", "2", "How are we today")

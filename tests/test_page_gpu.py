@@ -186,16 +186,16 @@ def _link(query: dict[str, str]) -> AppTest:
 
 def test_the_url_holds_the_example_on_screen():
     at = _link({})
+    assert dict(at.query_params) == {}  # a page just opened leaves the URL (and Back) alone
+    at.selectbox(key="gpu_token").select(2).run()
     assert at.query_params["dev"] == "auto" and at.query_params["dtype"] == "float32"
-    assert at.query_params["preset"] == "hello" and at.query_params["tok"] == "1"
+    assert at.query_params["preset"] == "hello" and at.query_params["tok"] == "3"
     assert at.query_params["x"].split(";")[0] == "0.1,0.3,-0.2,0.8"
     assert (at.query_params["batch"], at.query_params["seq"], at.query_params["feat"]) == (
         "4",
         "512",
         "1024",
     )
-    at.selectbox(key="gpu_token").select(2).run()
-    assert at.query_params["tok"] == "3"
 
 
 def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():

@@ -37,12 +37,15 @@ def shown(at: AppTest) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("sum="))
 
 
-def test_default_state_is_written_to_the_url():
+def test_a_page_just_opened_leaves_the_url_alone_until_an_edit():
     at = run()
     assert not at.exception
     assert shown(at) == "sum=20.0 eps=1e-05"
-    assert at.query_params["x"] == "2,4,6,8"
-    assert at.query_params["v"] == "1"
+    assert dict(at.query_params) == {}  # no history entry: Back still leaves the page
+    at.number_input(key="t_eps").set_value(0.5).run()
+    assert dict(at.query_params) == {"v": "1", "x": "2,4,6,8", "eps": "0.5"}
+    at.number_input(key="t_eps").set_value(1e-5).run()
+    assert at.query_params["eps"] == "1e-05"  # back to the start: the URL says so too
 
 
 def test_a_link_opens_its_example_and_edits_are_kept():
