@@ -4,24 +4,30 @@
 returns everything the page shows in one `TokenLesson`: the five steps for the chosen token,
 the check that x_hat has mean 0 and biased std 1, the gamma and beta that undo the
 normalization, and the whole prompt at once. The other functions move numbers between the
-page's text boxes, its grid and its tables.
+page's text boxes, its grid and its tables, check a link's boxes together
+(`lesson_from_text`), pick each step's prediction question, and write the exports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from lnlab.errors import InputError
+from lnlab.export import layer_norm_script, to_csv, trace_json, trace_rows
 from lnlab.norms import LayerNormTrace, layer_norm_steps
-from lnlab.parse import MAX_TOKENS
+from lnlab.parse import MAX_LABEL_CHARS, MAX_TOKENS, parse_embeddings, parse_labels, parse_vector
+from lnlab.quiz import Question, token_questions
 
 STEP_COUNT = 5  # mean, variance, std with epsilon, normalize, scale and shift
-LABEL_COMMA = "‚"  # U+201A: a comma-like mark, since "," separates labels in the labels box
+LABELS_MAX_CHARS = MAX_TOKENS * (MAX_LABEL_CHARS + 1)  # 64 labels of 40 characters, one a line
+QUESTION_OF_STEP = (0, 1, None, 2, 3)  # the quiz.token_questions each step asks (std: none)
+SUMMARY_VALUES = 8  # a slide's summary line lists at most this many features
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,26 @@ def token_lesson(
     )
 
 
+def lesson_from_text(
+    text: str, labels: str, token: int, eps: float, gamma: str, beta: str
+) -> TokenLesson:
+    """The lesson of the page's boxes as typed (embeddings, labels, gamma and beta as text).
+
+    Raises InputError for anything that does not parse or does not fit together, such as a
+    link's token 9 of 4 tokens, or a gamma with 2 values for 4 features.
+    """
+    x = parse_embeddings(text)
+    n, d = x.shape
+    return token_lesson(
+        x,
+        parse_labels(labels, n),
+        token,
+        eps,
+        parse_vector(gamma, d, name="gamma"),
+        parse_vector(beta, d, name="beta"),
+    )
+
+
 def _check(x_hat: np.ndarray, var: float, eps: float, x: np.ndarray) -> Check:
     """The mean and spread of x_hat, and what torch.std and torch.var (D - 1) print."""
     d = x_hat.size
@@ -182,12 +208,13 @@ def default_labels(n: int) -> list[str]:
 
 
 def labels_text(labels: Sequence[str]) -> str:
-    """Labels as text for the labels box; a label's commas become LABEL_COMMA.
+    """Labels as text for the labels box: one label a line, as lnlab.parse.parse_labels reads
+    text of several lines (so a label may be the comma of "Hello, how are you?").
 
-    The labels box separates labels with commas, so the comma token of a prompt (the ","
-    in "Hello, how are you?") is written with a comma-like mark that reads back as one label.
+    A single label with a comma gets a trailing line break, or the parser would split it.
     """
-    return ", ".join(label.strip().replace(",", LABEL_COMMA) for label in labels)
+    text = "\n".join(label.strip() for label in labels)
+    return text + "\n" if len(labels) == 1 and "," in text else text
 
 
 def feature_names(d: int) -> list[str]:
@@ -281,3 +308,94 @@ def _rows_table(
     table["mean"] = mean
     table[std_name] = std
     return table
+
+
+# ---------------------------------------------------------------- predict, then reveal
+
+
+def step_questions(lesson: TokenLesson) -> tuple[Question | None, ...]:
+    """The question each step asks before it shows its result (None: step 3 asks none).
+
+    Step 1 asks the chosen token's mean, step 2 its variance, step 4 its first x_hat, step 5
+    its first y (quiz.token_questions). Each id covers just what its answer depends on: the
+    mean and variance on x, x_hat also on epsilon, y also on gamma and beta. So a new example
+    gets new questions, while setting epsilon to 0 does not ask for the mean again.
+    """
+    asked = token_questions(lesson.trace, lesson.token, lesson.labels[lesson.token])
+    x = lesson.x.tobytes()
+    depends_on = (
+        (x,),
+        (x,),
+        (x, lesson.eps),
+        (x, lesson.eps, float(lesson.gamma[0]), float(lesson.beta[0])),
+    )
+    rekeyed = [
+        replace(q, qid=f"{q.qid.split('-')[0]}-{_digest(parts)}")
+        for q, parts in zip(asked, depends_on, strict=True)
+    ]
+    return tuple(None if i is None else rekeyed[i] for i in QUESTION_OF_STEP)
+
+
+def _digest(parts: tuple) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+
+
+def revealed_step(questions: Sequence[Question | None], checked: Container[str]) -> int:
+    """The last step (0-based) whose result may show: every question up to it is checked.
+
+    -1 when step 1's question is still open; STEP_COUNT - 1 when every question is checked.
+    """
+    for k, question in enumerate(questions):
+        if question is not None and question.qid not in checked:
+            return k - 1
+    return len(questions) - 1
+
+
+# ---------------------------------------------------------------- slides and exports
+
+
+def token_summary(lesson: TokenLesson) -> str:
+    """The chosen token and the settings in one line of plain text, for the top of a slide:
+    "x = (2, 4, 6, 8) · D = 4 · ε = 1e-05 · γ = 1 · β = 0"."""
+    return " · ".join(
+        (
+            f"x = {_short_vector(lesson.x)}",
+            f"D = {lesson.features}",
+            f"ε = {fmt(lesson.eps, 4)}",
+            f"γ = {_setting(lesson.gamma)}",
+            f"β = {_setting(lesson.beta)}",
+        )
+    )
+
+
+def _short_vector(v: np.ndarray) -> str:
+    """The first SUMMARY_VALUES values in brackets, and how many there are if more."""
+    shown = ", ".join(fmt(a, 4) for a in v[:SUMMARY_VALUES])
+    more = f", … {len(v)} values" if len(v) > SUMMARY_VALUES else ""
+    return f"({shown}{more})"
+
+
+def _setting(v: np.ndarray) -> str:
+    """gamma or beta: one number when every feature has the same."""
+    return fmt(v[0], 4) if np.all(v == v[0]) else _short_vector(v)
+
+
+def export_csv(lesson: TokenLesson) -> str:
+    """The whole trace as CSV: one row per token and feature (x, mean, var, std, x_hat, y)."""
+    return to_csv(trace_rows(lesson.trace, lesson.labels))
+
+
+def export_json(lesson: TokenLesson) -> str:
+    """The whole trace as JSON, with the settings that produced it (token 1-based)."""
+    settings = {
+        "eps": lesson.eps,
+        "gamma": lesson.gamma.tolist(),
+        "beta": lesson.beta.tolist(),
+        "token": lesson.token + 1,
+    }
+    return trace_json(lesson.trace, lesson.labels, settings)
+
+
+def export_script(lesson: TokenLesson) -> str:
+    """A PyTorch script (F.layer_norm, float64) that prints every token's mean, var and y."""
+    return layer_norm_script(lesson.trace.x, lesson.gamma, lesson.beta, lesson.eps)

@@ -6,6 +6,7 @@ For x = [2, 4, 6, 8] with eps = 1e-5: mean 5; deviations -3, -1, 1, 3; variance
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -153,11 +154,17 @@ def test_fmt(value, text):
     assert ls.fmt(value) == text
 
 
-def test_labels_text_round_trips_through_the_parser():
+def test_labels_text_is_one_label_a_line():
     labels = token_preset("hello").labels  # ("Hello", ",", " how", ...)
     text = ls.labels_text(labels)
-    assert text == f"Hello, {ls.LABEL_COMMA}, how, are, you, ?"
-    assert parse_labels(text, 6) == ["Hello", ls.LABEL_COMMA, "how", "are", "you", "?"]
+    assert text == "Hello\n,\nhow\nare\nyou\n?"
+    assert parse_labels(text, 6) == ["Hello", ",", "how", "are", "you", "?"]
+
+
+def test_a_single_comma_label_keeps_its_line_break():
+    assert ls.labels_text([","]) == ",\n"  # "," alone would read as two blank labels
+    assert parse_labels(ls.labels_text([","]), 1) == [","]
+    assert ls.labels_text(["token"]) == "token"
 
 
 def test_grid_frame_and_names():
@@ -235,3 +242,106 @@ def test_torch_agrees_on_layer_norm_and_on_std():
     assert float(torch.std(x_hat)) == pytest.approx(lesson.check.std_unbiased, rel=1e-12)
     assert float(torch.std(x_hat, unbiased=False)) == pytest.approx(lesson.check.std, rel=1e-12)
     assert float(torch.var(t[2])) == pytest.approx(lesson.check.var_input_unbiased, rel=1e-12)
+
+
+# ---------------------------------------------------------------- links, questions, slides, exports
+
+
+def test_lesson_from_text_reads_the_boxes():
+    lesson = ls.lesson_from_text("1, 2, 3\n4, 6, 11", "a\n,", 1, 0.5, "2", "0, 0, 1")
+    assert lesson.labels == ("a", ",")
+    assert lesson.mean == 7.0 and lesson.var == pytest.approx(26 / 3)  # (9 + 1 + 16) / 3
+    np.testing.assert_array_equal(lesson.beta, [0.0, 0.0, 1.0])
+    x_hat = np.array([-3.0, -1.0, 4.0]) / math.sqrt(26 / 3 + 0.5)
+    np.testing.assert_allclose(lesson.y, 2 * x_hat + [0, 0, 1], rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("boxes", "fragment"),
+    [
+        (("1, 2\n3, 4", "", 2, EPS, "1", "0"), "token 3 does not exist"),
+        (("2, 4, 6, 8", "", 0, EPS, "1, 2", "0"), "gamma has 2 values"),
+        (("2, 4, 6, 8", "", 0, EPS, "1", "0, 1, 2"), "beta has 3 values"),
+        (("2, 4, 6, 8", "a\nb", 0, EPS, "1", "0"), "2 labels for 1 token"),
+        (("2, 4; 6", "", 0, EPS, "1", "0"), "row"),
+        (("2, 4, 6, 8", "", 0, -1.0, "1", "0"), "epsilon"),
+    ],
+)
+def test_lesson_from_text_says_what_does_not_fit(boxes, fragment):
+    with pytest.raises(InputError, match=fragment):
+        ls.lesson_from_text(*boxes)
+
+
+def test_each_step_asks_its_question():
+    questions = ls.step_questions(lesson_of(gamma=2.0, beta=1.0))
+    assert len(questions) == ls.STEP_COUNT
+    assert questions[2] is None  # sigma_eps is asked nowhere
+    kinds = [q.qid.split("-")[0] for q in questions if q is not None]
+    assert kinds == ["mean", "var", "xhat", "y"]
+    answers = [q.answer for q in questions if q is not None]
+    assert answers == pytest.approx([5.0, 5.0, -3 / STD, 2 * -3 / STD + 1], rel=1e-14)
+    assert 'token "t1"' in questions[0].prompt
+
+
+def qids(lesson: ls.TokenLesson) -> list[str]:
+    return [q.qid for q in ls.step_questions(lesson) if q is not None]
+
+
+def test_a_new_example_asks_new_questions():
+    before = qids(lesson_of())
+    assert set(before).isdisjoint(qids(lesson_of(np.array([[1.0, 2.0, 3.0, 4.0]]))))
+
+
+def test_a_question_is_asked_again_only_when_its_answer_can_change():
+    mean, var, x_hat, y = qids(lesson_of())
+    assert qids(lesson_of(eps=0.5))[:2] == [mean, var]  # the mean does not depend on eps
+    assert set(qids(lesson_of(eps=0.5))[2:]).isdisjoint([x_hat, y])
+    assert qids(lesson_of(beta=1.0))[:3] == [mean, var, x_hat]
+    assert qids(lesson_of(beta=1.0))[3] != y
+    d = 4
+    gamma = np.array([1.0, 2.0, 2.0, 2.0])  # y1 = gamma1 * x_hat1 + beta1 keeps gamma1 = 1
+    same_y1 = ls.token_lesson(X, ["t1"], 0, EPS, gamma, np.zeros(d))
+    assert qids(same_y1) == [mean, var, x_hat, y]
+
+
+def test_revealed_step_waits_for_the_first_open_question():
+    questions = ls.step_questions(lesson_of())
+    mean, var, _, x_hat, y = (q.qid if q else None for q in questions)
+    assert ls.revealed_step(questions, set()) == -1
+    assert ls.revealed_step(questions, {mean}) == 0
+    assert ls.revealed_step(questions, {mean, var}) == 2  # step 3 has no question
+    assert ls.revealed_step(questions, {mean, var, y}) == 2  # x_hat is still open
+    assert ls.revealed_step(questions, {mean, var, x_hat, y}) == 4
+
+
+def test_token_summary():
+    assert ls.token_summary(lesson_of()) == "x = (2, 4, 6, 8) · D = 4 · ε = 1e-05 · γ = 1 · β = 0"
+    x = np.arange(10.0)[None, :]
+    lesson = ls.token_lesson(x, ["a"], 0, 0.0, np.arange(10.0), np.zeros(10))
+    assert ls.token_summary(lesson) == (
+        "x = (0, 1, 2, 3, 4, 5, 6, 7, … 10 values) · D = 10 · ε = 0 · "
+        "γ = (0, 1, 2, 3, 4, 5, 6, 7, … 10 values) · β = 0"
+    )
+
+
+def test_exports_hold_the_trace():
+    lesson = ls.token_lesson(
+        np.array([[2.0, 4.0, 6.0, 8.0], [1.0, 1.0, 1.0, 3.0]]),
+        ["a", ","],
+        1,
+        EPS,
+        np.full(4, 2.0),
+        np.zeros(4),
+    )
+    lines = ls.export_csv(lesson).splitlines()
+    assert lines[0] == "token,feature,mean,var,std,x,x_hat,y"
+    assert len(lines) == 1 + 2 * 4
+    # token 2 is [1, 1, 1, 3]: mean 1.5, variance (3 * 0.25 + 2.25) / 4 = 0.75
+    assert lines[5].startswith('",",1,1.5,0.75,')
+    data = json.loads(ls.export_json(lesson))
+    assert data["settings"] == {"eps": EPS, "gamma": [2.0] * 4, "beta": [0.0] * 4, "token": 2}
+    assert data["labels"] == ["a", ","]
+    assert data["mean"] == [[5.0], [1.5]]
+    script = ls.export_script(lesson)
+    assert "x = torch.tensor([[2, 4, 6, 8], [1, 1, 1, 3]], dtype=torch.float64)" in script
+    assert "eps = 1e-05" in script and "F.layer_norm" in script

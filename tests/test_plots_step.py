@@ -86,3 +86,11 @@ def test_prompt_heatmap_outlines_the_chosen_token():
 def test_prompt_heatmap_labels_nan_cells():
     fig = prompt_heatmap(np.array([[np.nan, np.nan]]), ["c"], "x̂", token=0)
     assert [list(row) for row in fig.data[0].text] == [["NaN", "NaN"]]
+
+
+def test_before_step_one_only_the_input_shows():
+    fig = bars(-1)  # predictions on: the mean is not revealed yet
+    assert [t.name for t in fig.data] == ["x"]
+    assert shapes(fig, "line", "x") == []
+    assert not any(n.startswith("μ") for n in notes(fig))
+    assert "x̂ appears at step 4" in notes(fig)

@@ -19,7 +19,7 @@ LABEL_BACKGROUND = "rgba(255, 255, 255, 0.8)"  # keeps a line's label readable o
 def token_bars(
     x: np.ndarray, x_hat: np.ndarray, y: np.ndarray, mean: float, std: float, step: int
 ) -> go.Figure:
-    """One token before and after, drawn up to `step` (0-based, 0..4).
+    """One token before and after, drawn up to `step` (0-based, 0..4; -1: the input alone).
 
     Left: the input x as bars, its mean as a line (from step 0) and the band mean ± sigma_eps
     (from step 2). Right: x_hat with its mean 0 and band ±1 (from step 3), and y beside it
@@ -33,15 +33,16 @@ def token_bars(
         horizontal_spacing=0.12,
     )
     fig.add_trace(go.Bar(x=features, y=list(x), name="x", marker_color=INPUT), row=1, col=1)
-    fig.add_hline(
-        y=mean,
-        line={"color": MEAN, "dash": "dash", "width": 2},
-        annotation_text=f"μ = {fmt(mean, 4)}",
-        annotation_position="top left",
-        annotation_bgcolor=LABEL_BACKGROUND,
-        row=1,
-        col=1,
-    )
+    if step >= 0:
+        fig.add_hline(
+            y=mean,
+            line={"color": MEAN, "dash": "dash", "width": 2},
+            annotation_text=f"μ = {fmt(mean, 4)}",
+            annotation_position="top left",
+            annotation_bgcolor=LABEL_BACKGROUND,
+            row=1,
+            col=1,
+        )
     if step >= 2 and np.isfinite(std) and std > 0:
         fig.add_hrect(
             y0=mean - std,

@@ -1,0 +1,447 @@
+"""The step-through page in class: shareable links, presenter mode, predictions and exports.
+
+Numbers are worked out by hand. The default token [2, 4, 6, 8] (eps = 1e-5) has mean 5 and
+variance (9 + 1 + 1 + 9) / 4 = 5. The link example x = [[1, 2, 3], [4, 6, 11]] has, for
+token 2, mean 21 / 3 = 7 and variance (9 + 1 + 16) / 3 = 26 / 3.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+from urllib.parse import parse_qsl
+
+import numpy as np
+import pytest
+import streamlit.testing.v1.app_test as app_test_module
+from helpers import page_test
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+PAGE = "pages/step_through.py"
+DEFAULT_LINK = {
+    "v": "1",
+    "preset": "token-2468",
+    "x": "2,4,6,8",
+    "labels": "token",
+    "tok": "1",
+    "eps": "1e-05",
+    "gamma": "1",
+    "beta": "0",
+    "step": "1",
+    "all": "0",
+    "q": "0",
+}
+
+
+def open_page(query: dict[str, str] | None = None) -> AppTest:
+    at = page_test(PAGE)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric(at: AppTest, label: str) -> float:
+    return float(next(m.value for m in at.metric if m.label.startswith(label)))
+
+
+def has_metric(at: AppTest, label: str) -> bool:
+    return any(m.label.startswith(label) for m in at.metric)
+
+
+def step_titles(at: AppTest) -> list[str]:
+    return [h.value for h in at.subheader if h.value.startswith("Step ")]
+
+
+def headers(at: AppTest) -> list[str]:
+    return [h.value for h in at.header]
+
+
+def vector(at: AppTest, name: str) -> np.ndarray:
+    """The one-row table of `name` ("x̂" or "y") shown as a step's result."""
+    table = next(d.value for d in at.dataframe if list(d.value.iloc[:, 0]) == [name])
+    return table.iloc[0, 1:].astype(float).to_numpy()
+
+
+def input_table(at: AppTest):
+    return next(d.value for d in at.dataframe if d.value.columns[-1] == "σ_ε")
+
+
+def shown(at: AppTest) -> tuple:
+    """Every number the page shows: tables, metrics and formulas."""
+    tables = tuple(d.value.to_json() for d in at.dataframe)
+    return tables, tuple((m.label, m.value) for m in at.metric), tuple(x.value for x in at.latex)
+
+
+def link(at: AppTest) -> dict[str, str]:
+    """The query of the "Copy link to this example" popover: the link a teacher shares."""
+    code = next(c.value for c in at.code if "?v=1" in c.value)
+    return dict(parse_qsl(code.split("?", 1)[1], keep_blank_values=True))
+
+
+def is_default(at: AppTest) -> bool:
+    return (
+        metric(at, "μ") == 5.0
+        and at.text_area(key="st_text").value == "2.0, 4.0, 6.0, 8.0"
+        and at.session_state["st_eps"] == 1e-5
+        and step_titles(at) == ["Step 1 of 5: Mean"]
+        and link(at) == DEFAULT_LINK
+    )
+
+
+def notice(at: AppTest) -> str:
+    """The bad-link notice, markdown escapes removed."""
+    return next(w.value for w in at.warning if "default example" in w.value).replace("\\", "")
+
+
+# ---------------------------------------------------------------- links
+
+
+def test_the_default_example_has_a_link():
+    at = open_page()
+    assert is_default(at)
+    assert not at.warning
+    assert dict(at.query_params) in ({}, DEFAULT_LINK)  # the URL is left alone or says the same
+
+
+def test_a_link_opens_its_example():
+    at = open_page(
+        {
+            "preset": "hello",  # the link's own embeddings win over the preset's
+            "x": "1,2,3;4,6,11",
+            "labels": "a\n,",
+            "tok": "2",
+            "eps": "0.5",
+            "gamma": "2",
+            "beta": "0,0,1",
+            "step": "2",
+        }
+    )
+    assert not at.warning and not at.error
+    assert headers(at)[0] == "Token 2: ,"  # a label may be a comma
+    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    assert metric(at, "σ²") == pytest.approx(26 / 3)
+    inputs = input_table(at)
+    assert list(inputs["token"]) == ["a", ","]
+    np.testing.assert_allclose(inputs["mean"], [2.0, 7.0])
+    np.testing.assert_allclose(inputs["σ_ε"], [math.sqrt(2 / 3 + 0.5), math.sqrt(26 / 3 + 0.5)])
+    assert at.text_input(key="st_gamma").value == "2"
+    assert at.text_input(key="st_beta").value == "0, 0, 1"
+    assert at.selectbox(key="st_preset").value == "hello"
+    assert at.text_area(key="st_labels").value == "a\n,"
+
+
+def test_a_preset_link_keeps_its_token_and_step():
+    # "hello" token 2 is [0, 0.1, 0.4, -0.1]: mean 0.1, variance (0.01 + 0 + 0.09 + 0.04) / 4
+    at = open_page({"preset": "hello", "tok": "2", "step": "3"})
+    assert not at.warning
+    assert headers(at)[0] == "Token 2: ,"
+    assert metric(at, "σ_ε") == pytest.approx(math.sqrt(0.035 + 1e-5), rel=1e-5)
+
+
+def test_a_link_with_its_own_embeddings_and_no_labels_names_tokens_t1_t2():
+    at = open_page({"x": "1,2;3,5", "tok": "2"})
+    assert not at.warning and not at.error
+    assert headers(at)[0] == "Token 2: t2"
+    assert metric(at, "μ") == 4.0
+
+
+def test_round_trip_state_link_state_shows_the_same_numbers():
+    first = open_page()
+    first.selectbox(key="st_preset").select("hello").run()
+    first.text_area(key="st_labels").input("Hi\n,\nhow\nare\nyou\n?").run()
+    first.selectbox(key="st_token").select(2).run()
+    first.number_input(key="st_eps").set_value(0.01).run()
+    first.text_input(key="st_gamma").input("1, 2, 0.5, 1").run()
+    first.text_input(key="st_beta").input("0.1").run()
+    for _ in range(4):
+        first.button(key="st_next").click().run()
+    assert not first.exception and not first.error
+    shared = link(first)
+    assert dict(first.query_params) == shared  # after an edit the address bar is the link too
+    assert (shared["preset"], shared["tok"], shared["eps"], shared["step"]) == (
+        "hello",
+        "3",
+        "0.01",
+        "5",
+    )
+    assert (shared["gamma"], shared["beta"]) == ("1,2,0.5,1", "0.1")
+    second = open_page(shared)
+    assert not second.warning
+    assert shown(second) == shown(first)
+    assert link(second) == shared
+    # and the numbers are right: token 3 is [0.5, -0.3, 0.2, 0.6], mean 0.25
+    x = np.array([0.5, -0.3, 0.2, 0.6])
+    x_hat = (x - 0.25) / math.sqrt(x.var() + 0.01)
+    np.testing.assert_allclose(vector(second, "y"), x_hat * [1, 2, 0.5, 1] + 0.1, rtol=1e-12)
+
+
+def test_typed_embeddings_travel_exactly():
+    first = open_page()
+    first.text_area(key="st_text").input("[[0.1, 0.3, -0.2], [1e-3, 2.5, 7]]").run()
+    assert first.query_params["x"] == "0.1,0.3,-0.2;0.001,2.5,7"
+    first.toggle(key="st_all").set_value(True).run()
+    assert first.query_params["all"] == "1"
+    second = open_page(link(first))
+    assert shown(second) == shown(first)
+    assert len(step_titles(second)) == 5
+
+
+def test_a_link_applies_once_so_edits_after_it_stay():
+    at = open_page({"eps": "0.5", "step": "2"})
+    at.number_input(key="st_eps").set_value(0.25).run()
+    at.button(key="st_prev").click().run()
+    assert at.session_state["st_eps"] == 0.25
+    assert (at.query_params["eps"], at.query_params["step"]) == ("0.25", "1")
+
+
+BAD_LINKS = {
+    "bad matrix": {"x": "1,2;3,x"},
+    "ragged matrix": {"x": "1,2,3;4,5"},
+    "overflow": {"x": "1e309,1"},
+    "nan eps": {"eps": "nan"},
+    "negative eps": {"eps": "-0.1"},
+    "eps above 1": {"eps": "2"},
+    "token beyond the embeddings": {"tok": "2"},
+    "token beyond its own embeddings": {"x": "1,2;3,4", "tok": "3"},
+    "token out of bounds": {"tok": "99"},
+    "token not whole": {"tok": "1.5"},
+    "gamma of the wrong length": {"gamma": "1,2"},
+    "beta of the wrong length": {"x": "1,2,3", "beta": "0,1"},
+    "step 9": {"step": "9"},
+    "step 0": {"step": "0"},
+    "unknown version": {"v": "9"},
+    "unknown parameter": {"junk": "1"},
+    "oversized": {"x": "1," * 25_000},
+    "labels for another count": {"labels": "a\nb"},
+    "a 41-character label": {"labels": "a" * 41},
+    "65 label lines": {"labels": "\n".join("l" * 65)},
+    "control character": {"labels": "a\x07b"},
+    "unknown preset": {"preset": "nope"},
+    "bool not 0 or 1": {"all": "maybe"},
+    "one bad among good": {"eps": "0.5", "gamma": "nan"},
+}
+
+
+@pytest.mark.parametrize("query", BAD_LINKS.values(), ids=BAD_LINKS.keys())
+def test_bad_links_open_the_default_example_with_a_notice(query):
+    at = open_page(query)
+    assert "could not be opened" in notice(at)
+    assert is_default(at)
+    assert not at.error
+
+
+def test_a_bad_link_says_what_is_wrong():
+    assert "token 2 does not exist" in notice(open_page({"tok": "2"}))
+    assert "gamma has 2 values" in notice(open_page({"gamma": "1,2"}))
+    assert "step: 9 is outside 1..5" in notice(open_page({"step": "9"}))
+
+
+# ---------------------------------------------------------------- presenter mode
+
+
+def test_presenter_mode_shows_one_step_and_next_moves_on():
+    at = open_page({"present": "1", "all": "1"})
+    assert step_titles(at) == ["Step 1 of 5: Mean"]  # one step per slide, even with "all"
+    assert headers(at) == ["Token 1: token"]  # no check, undo, prompt or exports
+    assert "2, 4, 6, 8" in at.markdown[0].value  # the token's numbers on top of the slide
+    keys = {w.key for w in [*at.text_area, *at.text_input, *at.toggle]}
+    assert not keys & {"st_text", "st_labels", "st_gamma", "st_beta", "st_all", "st_quiz"}
+    assert not at.data_editor and not at.get("download_button")
+    assert at.button(key="st_next").proto.shortcut == "right"
+    assert at.button(key="st_prev").proto.shortcut == "left"
+    at.button(key="st_next").click().run()
+    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    assert metric(at, "σ²") == 5.0
+    assert (at.query_params["step"], at.query_params["present"]) == ("2", "1")
+    at.run()
+    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    for _ in range(3):
+        at.button(key="st_next").click().run()
+    assert step_titles(at) == ["Step 5 of 5: Scale and shift"]
+    assert at.button(key="st_next").disabled
+
+
+def test_hidden_inputs_keep_their_values_through_presenter_mode():
+    at = open_page({"x": "1,2,3;4,6,11", "tok": "2", "gamma": "3"})
+    at.toggle(key="present_toggle").set_value(True).run()
+    assert not [t for t in at.text_area if t.key == "st_text"]
+    at.button(key="st_next").click().run()
+    assert metric(at, "σ²") == pytest.approx(26 / 3)
+    at.button(key="present_exit").click().run()
+    assert at.text_area(key="st_text").value == "1.0, 2.0, 3.0\n4.0, 6.0, 11.0"
+    assert at.text_input(key="st_gamma").value == "3"
+    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    assert "The whole prompt at once" in headers(at)
+
+
+# ---------------------------------------------------------------- predict, then reveal
+
+
+def question_key(at: AppTest, kind: str) -> str:
+    """The widget key of the open question of `kind` ("mean", "var", "xhat", "y")."""
+    return next(w.key for w in at.text_input if w.key and w.key.startswith(f"q_{kind}-"))
+
+
+def answer(at: AppTest, kind: str, value: str) -> None:
+    key = question_key(at, kind)
+    at.text_input(key=key).input(value).run()
+    at.button(key="check_" + key.removeprefix("q_")).click().run()
+
+
+def prompt(at: AppTest) -> str:
+    """The open question's text."""
+    return next(m.value for m in at.markdown if m.value.startswith("**Predict:**"))
+
+
+def score(at: AppTest) -> str:
+    return next(m.value for m in at.sidebar.metric if m.label.startswith("Predictions right"))
+
+
+def test_predict_then_reveal_scores_and_survives_reruns():
+    at = open_page()
+    at.toggle(key="st_quiz").set_value(True).run()
+    assert not has_metric(at, "μ")  # the mean waits for the prediction
+    assert "What is the mean of token" in prompt(at)
+    assert len(at.latex) == 1  # the formula, not the numbers
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert not chart["layout"].get("shapes")  # no mean line yet
+    assert "The whole prompt at once" not in headers(at)
+
+    answer(at, "mean", "5")
+    assert metric(at, "μ") == 5.0
+    assert "Right" in at.success[0].value
+    marks = at.session_state["quiz_marks"]
+    assert list(marks.values()) == [True] and next(iter(marks)).startswith("mean-")
+    at.run()
+    assert at.session_state["quiz_marks"] == marks
+    assert score(at) == "1 / 1"
+    assert metric(at, "μ") == 5.0  # still revealed after a rerun
+
+
+def test_every_question_in_turn_then_the_rest_of_the_page():
+    std = math.sqrt(5.00001)
+    at = open_page({"q": "1"})
+    answer(at, "mean", "4")  # wrong first
+    assert "Not quite" in at.warning[0].value
+    assert metric(at, "μ") == 5.0  # checked, so revealed
+    at.button(key="st_next").click().run()
+    assert not has_metric(at, "σ²")
+    answer(at, "var", "5")
+    at.button(key="st_next").click().run()
+    assert metric(at, "σ_ε") == pytest.approx(std)  # step 3 asks nothing
+    at.button(key="st_next").click().run()
+    answer(at, "xhat", f"{-3 / std:.3f}")
+    np.testing.assert_allclose(vector(at, "x̂"), np.array([-3, -1, 1, 3]) / std)
+    assert "The whole prompt at once" not in headers(at)
+    at.button(key="st_next").click().run()
+    answer(at, "y", f"{-3 / std:.3f}")
+    assert "The whole prompt at once" in headers(at)
+    at.run()
+    assert sorted(at.session_state["quiz_marks"].values()) == [False, True, True, True]
+    assert score(at) == "3 / 4"
+
+
+def test_a_step_further_on_asks_the_earlier_questions_first():
+    at = open_page({"q": "1", "step": "4"})
+    assert step_titles(at) == ["Step 4 of 5: Normalize"]
+    question_key(at, "mean")  # the mean comes first
+    assert not at.dataframe or not any(list(d.value.iloc[:, 0]) == ["x̂"] for d in at.dataframe)
+    answer(at, "mean", "5")
+    question_key(at, "var")
+
+
+def test_all_steps_at_once_stop_at_the_first_open_question():
+    at = open_page({"q": "1", "all": "1"})
+    assert step_titles(at) == ["Step 1 of 5: Mean"]
+    answer(at, "mean", "5")
+    assert step_titles(at) == ["Step 1 of 5: Mean", "Step 2 of 5: Variance"]
+
+
+def test_a_custom_example_gets_its_own_questions():
+    default = open_page({"q": "1"})
+    custom = open_page({"q": "1", "x": "1,2,3,4,5"})
+    assert question_key(custom, "mean") != question_key(default, "mean")
+    assert 'mean of token "t1"' in prompt(custom)
+    answer(custom, "mean", "3")
+    assert list(custom.session_state["quiz_marks"].values()) == [True]
+
+
+def test_changing_epsilon_keeps_the_answered_mean():
+    at = open_page({"q": "1"})
+    answer(at, "mean", "5")
+    at.number_input(key="st_eps").set_value(0.5).run()
+    assert metric(at, "μ") == 5.0  # the mean does not depend on ε: no new question
+    at.text_area(key="st_text").input("1, 2, 3").run()
+    assert not has_metric(at, "μ")  # a new token: a new question
+    question_key(at, "mean")
+
+
+def test_questions_show_on_the_slides_too():
+    at = open_page({"q": "1", "present": "1", "step": "2"})
+    question_key(at, "mean")
+    answer(at, "mean", "5")
+    answer(at, "var", "5")
+    assert metric(at, "σ²") == 5.0
+
+
+# ---------------------------------------------------------------- exports
+
+
+@pytest.fixture
+def served(monkeypatch) -> dict[str, str]:
+    """The files the page's download buttons serve, by file name."""
+    files: dict[str, str] = {}
+
+    class Recording(MemoryMediaFileStorage):
+        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):
+            files[filename] = bytes(path_or_data).decode()
+            return super().load_and_get_id(path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+    return files
+
+
+EXAMPLE = {"preset": "hello", "tok": "3", "eps": "0.01", "gamma": "1,2,0.5,1", "beta": "0.1"}
+
+
+def test_the_pytorch_script_reproduces_the_numbers_on_the_page(served):
+    at = open_page(EXAMPLE | {"step": "5"})
+    assert set(served) == {"lnlab-steps.csv", "lnlab-steps.json", "lnlab_steps.py"}
+    script = next(c.value for c in at.code if c.value.startswith('"""Reproduces'))
+    assert served["lnlab_steps.py"].strip() == script.strip()
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    result = json.loads(done.stdout)
+    inputs = input_table(at)
+    np.testing.assert_allclose(result["mean"], inputs["mean"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.sqrt(np.array(result["var"]) + 0.01), inputs["σ_ε"], rtol=1e-12)
+    np.testing.assert_allclose(result["y"][2], vector(at, "y"), rtol=1e-12)
+
+
+def test_csv_and_json_hold_the_numbers_on_the_page(served):
+    at = open_page(EXAMPLE | {"step": "5"})
+    y = vector(at, "y")
+    rows = list(csv.DictReader(io.StringIO(served["lnlab-steps.csv"])))
+    assert len(rows) == 6 * 4
+    token = [r for r in rows if r["token"] == "how"]
+    assert [int(r["feature"]) for r in token] == [1, 2, 3, 4]
+    np.testing.assert_allclose([float(r["y"]) for r in token], y, rtol=1e-12)
+    np.testing.assert_allclose([float(r["x"]) for r in token], [0.5, -0.3, 0.2, 0.6])
+    data = json.loads(served["lnlab-steps.json"])
+    assert data["settings"] == {
+        "eps": 0.01,
+        "gamma": [1.0, 2.0, 0.5, 1.0],
+        "beta": [0.1] * 4,
+        "token": 3,
+    }
+    assert data["labels"] == ["Hello", ",", "how", "are", "you", "?"]
+    np.testing.assert_allclose(data["y"][2], y, rtol=1e-12)
+    np.testing.assert_allclose(np.ravel(data["mean"]), input_table(at)["mean"], rtol=1e-12)
