@@ -242,7 +242,11 @@ def apply_grid_edits(
     rows = [list(map(float, row)) for row in x]
     names = list(labels)
     for r, changes in edits.get("edited_rows", {}).items():
+        if not 0 <= int(r) < len(rows):
+            raise InputError(f"the grid has no row {int(r) + 1}")
         for column, value in changes.items():
+            if column not in columns:
+                raise InputError(f'the grid has no column "{str(column)[:20]}"')
             rows[int(r)][columns.index(column)] = _cell(value, int(r) + 1, column)
     for added in edits.get("added_rows", []):
         rows.append([_cell(added.get(c, 0.0), len(rows) + 1, c) for c in columns])

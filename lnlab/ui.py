@@ -12,7 +12,7 @@ from typing import TypeVar
 from urllib.parse import urlencode
 
 import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring
-import pandas as pd  # noqa: F401
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
@@ -20,7 +20,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 from lnlab.errors import InputError
 from lnlab.links import Field, decode_link, encode_link, link_state, widget_values
 from lnlab.markdown import plain
-from lnlab.quiz import Question, Verdict, check, score
+from lnlab.quiz import Question, check, score
 
 T = TypeVar("T")
 
@@ -204,29 +204,33 @@ def _figure_format_choice() -> None:
 QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page switches
 
 
+def _mark(question: Question) -> None:
+    """The Check button's callback: it runs before the rerun, so the sidebar score is current."""
+    try:
+        verdict = check(question, st.session_state.get(f"q_{question.qid}") or "")
+    except InputError as err:
+        st.session_state[f"_q_problem_{question.qid}"] = err
+        return
+    st.session_state.setdefault(QUIZ_KEY, {}).setdefault(question.qid, verdict.correct)
+    st.session_state.setdefault("quiz_verdicts", {})[question.qid] = verdict
+
+
 def ask(question: Question) -> bool:
     """A question to answer before the page reveals it; the first try counts for the score.
 
     Returns True once the question has been checked (the page may then reveal the answer).
     """
-    marks: dict[str, bool] = st.session_state.setdefault(QUIZ_KEY, {})
-    verdicts: dict[str, Verdict] = st.session_state.setdefault("quiz_verdicts", {})
     with st.container(border=True):
         st.markdown(f"**Predict:** {plain(question.prompt)}")
         key = f"q_{question.qid}"
         if question.choices:
-            given = st.radio("Your answer", question.choices, index=None, key=key)
+            st.radio("Your answer", question.choices, index=None, key=key)
         else:
-            given = st.text_input("Your answer", key=key, placeholder="a number")
-        if st.button("Check", key=f"check_{question.qid}"):
-            try:
-                verdict = check(question, given or "")
-            except InputError as err:
-                show_error(err)
-            else:
-                marks.setdefault(question.qid, verdict.correct)
-                verdicts[question.qid] = verdict
-        shown = verdicts.get(question.qid)
+            st.text_input("Your answer", key=key, placeholder="a number")
+        st.button("Check", key=f"check_{question.qid}", on_click=_mark, args=(question,))
+        if problem := st.session_state.pop(f"_q_problem_{question.qid}", None):
+            show_error(problem)
+        shown = st.session_state.get("quiz_verdicts", {}).get(question.qid)
         if shown is not None and shown.correct:
             st.success(plain(shown.message), icon=":material/check:")
         elif shown is not None:
@@ -326,3 +330,19 @@ def within(key: str, lo: float, hi: float, default: float, what: str) -> None:
     if not ok:
         show_error(InputError(f'{what} must be between {lo:g} and {hi:g}, not "{str(value)[:20]}"'))
         st.session_state[key] = default
+
+
+def data_editor(data: pd.DataFrame, key: str, **kwargs: object) -> pd.DataFrame:
+    """st.data_editor that survives an edit no browser would send (a crafted message).
+
+    Streamlit itself fails to apply an edit to a row or column the grid does not have; the
+    edit is dropped, the grid shows its data again and a message says why.
+    """
+    if problem := st.session_state.pop(f"_{key}_problem", None):
+        show_error(InputError(problem))
+    try:
+        return st.data_editor(data, key=key, **kwargs)
+    except (KeyError, IndexError, TypeError, ValueError) as err:
+        del st.session_state[key]
+        st.session_state[f"_{key}_problem"] = f"the table edit could not be applied ({err!s:.40})"
+        st.rerun()

@@ -20,7 +20,6 @@ import streamlit as st
 
 from lnlab import export, ui
 from lnlab import padding as pad
-from lnlab.errors import InputError
 from lnlab.latex import num, vector
 from lnlab.links import Field, Param
 from lnlab.markdown import plain
@@ -342,27 +341,18 @@ def _batch_inputs() -> tuple[pad.Sentences, dict[str, pad.Vector]]:
             # word.
             index=pd.Index(words, name=f"table {ss.pad_table_epoch}"),
         )
-        try:
-            edited = st.data_editor(
-                grid,
-                key="pad_words",
-                hide_index=True,
-                disabled=["word", "from"],
-                column_config={
-                    f: st.column_config.NumberColumn(
-                        f, min_value=-pad.MAX_ABS_VALUE, max_value=pad.MAX_ABS_VALUE, step=0.1
-                    )
-                    for f in FEATURES
-                },
-            )
-        except (KeyError, IndexError, TypeError, ValueError) as err:
-            # An edit the browser would never send (a crafted message): Streamlit fails to
-            # apply it. Drop it and say so after the rerun; the edits in pad_overrides stay.
-            del ss["pad_words"]
-            ss.pad_grid_problem = f"the table edit could not be applied ({str(err)[:40]})"
-            st.rerun()
-        if problem := ss.pop("pad_grid_problem", None):
-            ui.show_error(InputError(problem))
+        edited = ui.data_editor(
+            grid,
+            key="pad_words",
+            hide_index=True,
+            disabled=["word", "from"],
+            column_config={
+                f: st.column_config.NumberColumn(
+                    f, min_value=-pad.MAX_ABS_VALUE, max_value=pad.MAX_ABS_VALUE, step=0.1
+                )
+                for f in FEATURES
+            },
+        )
         st.caption(
             "Each word's embedding: the example's numbers, or a fixed vector hashed from the "
             "word, or your edit. Edit a number to change every occurrence of that word. PAD "

@@ -89,6 +89,7 @@ def _open_link() -> None:
     new = _url() not in ("[]", ss.get("st_link_seen"))
     ui.open_link(PAGE, FIELDS)
     _init_state()
+    ui.within("st_eps", 0.0, EPS_MAX, EPS_DEFAULT, "Epsilon")
     if not new:
         return
     try:
@@ -247,7 +248,7 @@ def _inputs() -> tuple[np.ndarray, list[str]]:
         labels = _current_labels(len(x))
     with grid_col:
         ss.st_grid_base = (x, labels)
-        st.data_editor(ls.grid_frame(x), key="st_grid", num_rows="dynamic", on_change=_grid_changed)
+        ui.data_editor(ls.grid_frame(x), key="st_grid", num_rows="dynamic", on_change=_grid_changed)
         try:
             ls.apply_grid_edits(x, labels, ss.get("st_grid", {}))
         except InputError as err:

@@ -51,19 +51,6 @@ def _edit(row: int, column: str, value: Any) -> dict:
     return {"edited_rows": {str(row): {column: value}}}
 
 
-_STREAMLIT_RESETS = (
-    "Streamlit replaces an out-of-range number_input value with the widget's minimum, "
-    "silently: no message"
-)
-_RAW_CHART_LABEL = (
-    "the prompt heatmaps (lnlab/plots/step.py prompt_heatmap) put the label into Plotly's "
-    "y tick text unescaped; Plotly reads tags there, so the label is not shown as typed "
-    "(lnlab/plots/padding.py escapes with html.escape)"
-)
-_GRID_UNCHECKED = (
-    "lnlab.lesson.apply_grid_edits trusts the edit's row numbers and column names, and the "
-    "page's _grid_changed callback catches only InputError: traceback"
-)
 CASES: tuple[Bad, ...] = (
     # ------------------------------------------------------------ step-through: text boxes
     Bad("st-text-pipes", "step_through", "text", "st_text", "1|2|3", "separate numbers"),
@@ -92,7 +79,6 @@ CASES: tuple[Bad, ...] = (
         SCRIPT,
         None,
         literal=SCRIPT,
-        known=_RAW_CHART_LABEL,
     ),
     Bad(
         "st-labels-img",
@@ -102,7 +88,6 @@ CASES: tuple[Bad, ...] = (
         IMG,
         None,
         literal=IMG,
-        known=_RAW_CHART_LABEL,
     ),
     Bad("st-labels-emoji", "step_through", "text", "st_labels", "😀🎉", None, literal="😀🎉"),
     Bad("st-labels-too-many", "step_through", "text", "st_labels", "a, b, c", "3 labels"),
@@ -139,8 +124,7 @@ CASES: tuple[Bad, ...] = (
         "grid",
         "st_grid",
         _edit(99, "f1", 1),
-        "row",
-        known=_GRID_UNCHECKED + " (IndexError: list index out of range, at rows[int(r)])",
+        "could not be applied",
     ),
     Bad(
         "st-grid-unknown-column",
@@ -149,7 +133,6 @@ CASES: tuple[Bad, ...] = (
         "st_grid",
         _edit(0, "f999", 1),
         "f999",
-        known=_GRID_UNCHECKED + " (ValueError: 'f999' is not in list, at columns.index(column))",
     ),
     # ------------------------------------------------------------ step-through: numbers, links
     Bad(
@@ -159,7 +142,6 @@ CASES: tuple[Bad, ...] = (
         "st_eps",
         -1.0,
         "eps",
-        known=_STREAMLIT_RESETS + "; ε becomes 0, not the default 1e-05",
     ),
     Bad(
         "st-eps-nan",
@@ -168,8 +150,6 @@ CASES: tuple[Bad, ...] = (
         "st_eps",
         math.nan,
         "eps",
-        known="NaN passes the number_input; layer_norm_steps raises InputError "
-        "'epsilon must be a finite number >= 0, not nan' uncaught: traceback",
     ),
     Bad("st-url-pipes", "step_through", "url", "", {"x": "1|2|3"}, "separate numbers"),
     Bad("st-url-eps-negative", "step_through", "url", "", {"eps": "-1"}, "eps"),
@@ -183,7 +163,6 @@ CASES: tuple[Bad, ...] = (
         {"labels": SCRIPT},
         None,
         literal=SCRIPT,
-        known=_RAW_CHART_LABEL,
     ),
     Bad("st-url-100k", "step_through", "url", "", {"x": "1," * 50_000}, "limit"),
     # ------------------------------------------------------------ padding: text boxes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import numpy as np
@@ -109,7 +110,7 @@ def prompt_heatmap(z: np.ndarray, labels: Sequence[str], title: str, token: int)
     Rows are named "k: label" so that repeated labels stay separate rows.
     """
     z = np.asarray(z, dtype=np.float64)
-    rows = [f"{i}: {label}" for i, label in enumerate(labels, start=1)]
+    rows = [f"{i}: {html.escape(label)}" for i, label in enumerate(labels, start=1)]
     highlight = np.zeros(z.shape, dtype=bool)
     highlight[token] = True
     fig = heatmap(z, rows, feature_names(z.shape[1]), title, highlight=highlight)
