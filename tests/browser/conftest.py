@@ -1,0 +1,381 @@
+"""Real-browser fixtures: `streamlit run app.py` on a free local port, driven by headless Chromium.
+
+Every wait here is on a signal the app gives (the health endpoint, then the app root's
+connection and script-run state), bounded by a deadline; none is a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from lnlab import ui
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT = ROOT / "test-output"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1400, "height": 1000}
+SERVER_START_TIMEOUT_S = 60.0
+APP_TIMEOUT_MS = 60_000
+CHART_TIMEOUT_MS = 30_000
+
+# Selectors, checked against what Streamlit 1.67 renders.
+EXCEPTION = '[data-testid="stException"]'
+ERROR_ALERT = '[data-testid="stAlertContentError"]'  # st.error, and inside every exception
+PROBLEM_BOXES = f"{EXCEPTION}, {ERROR_ALERT}"
+PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
+PLOTLY_SVG = ".main-svg"
+SIDEBAR = '[data-testid="stSidebar"]'
+MAIN = '[data-testid="stMain"]'
+TITLE = f"{MAIN} h1"
+
+# The app root says whether the websocket is up and whether a script run is under way:
+# data-test-connection-state is CONNECTED once connected, and data-test-script-state goes
+# initial -> running -> notRunning (rerunRequested / stopRequested in between on a rerun,
+# compilationError when the script cannot even be compiled). Charts, tables and other lazily
+# loaded elements stand as [data-testid="stSkeleton"] until their code has arrived, which can
+# be seconds after the run has finished.
+APP_SETTLED_JS = """(drawn) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) return null;
+    const connection = app.getAttribute('data-test-connection-state');
+    const script = app.getAttribute('data-test-script-state');
+    if (connection === 'DISCONNECTED_FOREVER') return {connection, script};
+    if (connection !== 'CONNECTED') return null;
+    if (script === 'compilationError') return {connection, script};
+    if (script !== 'notRunning') return null;
+    if (drawn && document.querySelector('[data-testid="stSkeleton"]')) return null;
+    return {connection, script};
+}"""
+SETTLED = {"connection": "CONNECTED", "script": "notRunning"}
+
+# Counts the script runs whose end the page has seen, for waiting on the rerun an action
+# started. The DOM cannot tell: when the browser is busy the frontend handles a whole run's
+# messages in one batch, and data-test-script-state never leaves "notRunning". So this listens
+# to the app's own websocket for the server's ForwardMsg script_finished (its field number is
+# read from Streamlit's protobuf descriptor) and counts the run two animation frames later,
+# once the frontend has drawn what that message changed.
+_SCRIPT_FINISHED_FIELD = ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number
+RUN_COUNTER_SCRIPT = """(() => {
+    const SCRIPT_FINISHED = __SCRIPT_FINISHED__;
+    window.__lnlabRunsFinished = 0;
+    function varint(bytes, at) {
+        let value = 0, shift = 0, byte;
+        do {
+            byte = bytes[at.i++];
+            value += (byte & 0x7f) * 2 ** shift;
+            shift += 7;
+        } while (byte & 0x80);
+        return value;
+    }
+    function isScriptFinished(bytes) {  // top-level fields of one ForwardMsg
+        const at = {i: 0};
+        while (at.i < bytes.length) {
+            const tag = varint(bytes, at), field = Math.floor(tag / 8), wire = tag % 8;
+            if (field === SCRIPT_FINISHED && wire === 0) return true;
+            if (wire === 0) varint(bytes, at);
+            else if (wire === 2) {
+                const length = varint(bytes, at);
+                at.i += length;
+            }
+            else if (wire === 1) at.i += 8;
+            else if (wire === 5) at.i += 4;
+            else return false;
+        }
+        return false;
+    }
+    const NativeWebSocket = window.WebSocket;
+    window.WebSocket = class extends NativeWebSocket {
+        constructor(...args) {
+            super(...args);
+            this.addEventListener('message', (event) => {
+                if (!(event.data instanceof ArrayBuffer)) return;
+                if (!isScriptFinished(new Uint8Array(event.data))) return;
+                requestAnimationFrame(() => requestAnimationFrame(() => {
+                    window.__lnlabRunsFinished += 1;
+                }));
+            });
+        }
+    };
+})();""".replace("__SCRIPT_FINISHED__", str(_SCRIPT_FINISHED_FIELD))
+
+
+@dataclass(frozen=True)
+class AppPage:
+    """A page of the app as the browser addresses it."""
+
+    name: str  # screenshot name and test id
+    path: str  # URL path: "/" for home, else "/<file stem>"
+    title: str  # its title in the navigation
+
+    @property
+    def document_title(self) -> re.Pattern[str]:
+        """The browser tab's title while this page is shown ("<title> · lnlab")."""
+        return re.compile(rf"^{re.escape(self.title)}\b")
+
+
+HOME = AppPage("home", "/", "Home")
+APP_PAGES: tuple[AppPage, ...] = (
+    HOME,
+    *(AppPage(Path(p.path).stem, f"/{Path(p.path).stem}", p.title) for p in ui.PAGES),
+)
+
+
+# --- Chromium -------------------------------------------------------------------------------
+
+
+def chromium_path() -> str:
+    """Debian's Chromium, or the one named by LNLAB_CHROMIUM."""
+    return os.environ.get("LNLAB_CHROMIUM", "/usr/bin/chromium")
+
+
+def require_chromium() -> str:
+    """The Chromium executable; without one, skip locally and fail in CI."""
+    path = chromium_path()
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    found = shutil.which(path)
+    if found:
+        return found
+    reason = (
+        f"no Chromium at {path!r} (run scripts/ensure-chromium or set LNLAB_CHROMIUM); "
+        "the browser tests need it"
+    )
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def launch_options() -> dict:
+    """Keyword arguments for chromium.launch, shared by the sync and async tests."""
+    return {"executable_path": require_chromium(), "headless": True, "args": CHROMIUM_ARGS}
+
+
+# --- The Streamlit server -------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A port nobody listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class StreamlitServer:
+    """A `streamlit run app.py` process and where it listens."""
+
+    process: subprocess.Popen
+    port: int
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def page_url(self, app_page: AppPage) -> str:
+        return self.url + app_page.path
+
+    def page_url_pattern(self, app_page: AppPage) -> re.Pattern[str]:
+        """The page's URL with any query (pages keep their state in the query string)."""
+        return re.compile(rf"^{re.escape(self.page_url(app_page))}(\?.*)?$")
+
+    def log(self) -> str:
+        """Everything the server printed so far."""
+        return self.log_path.read_text(errors="replace")
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.log()[-chars:]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200 and response.read().strip() == b"ok"
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def start_server(log_dir: Path) -> StreamlitServer:
+    """Start the app on a free port and return once its health endpoint answers "ok"."""
+    port = free_port()
+    log_path = log_dir / f"streamlit-{port}.log"
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    server = StreamlitServer(process, port, log_path)
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode}:\n{server.log_tail()}")
+        if _healthy(server.url):
+            return server
+        time.sleep(0.1)  # polling interval of a bounded loop, not a wait for readiness
+    server.stop()
+    raise RuntimeError(
+        f"streamlit was not healthy after {SERVER_START_TIMEOUT_S:.0f}s:\n{server.log_tail()}"
+    )
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
+    """One server shared by the tests that do not need a cold one."""
+    require_chromium()  # skip before paying for a server nobody can visit
+    server = start_server(tmp_path_factory.mktemp("streamlit"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[[], StreamlitServer]]:
+    """A factory of new, cold servers (nothing imported, nothing cached), stopped afterwards."""
+    require_chromium()
+    servers: list[StreamlitServer] = []
+
+    def start() -> StreamlitServer:
+        server = start_server(tmp_path_factory.mktemp("streamlit-fresh"))
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+# --- The browser ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the synchronous tests."""
+    options = launch_options()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(**options)
+        yield chromium
+        chromium.close()
+
+
+def new_app_page(browser: Browser) -> Page:
+    """A page in a new browser context: its own cookies, so its own Streamlit session.
+
+    Close it with `page.context.close()`.
+    """
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(RUN_COUNTER_SCRIPT)
+    context.set_default_timeout(APP_TIMEOUT_MS)
+    return context.new_page()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page in its own session."""
+    page = new_app_page(browser)
+    yield page
+    page.context.close()
+
+
+def wait_for_app(page: Page, timeout_ms: int = APP_TIMEOUT_MS, *, drawn: bool = True) -> None:
+    """Wait until the app is connected, its script run has finished and (`drawn`) every element
+    is on screen: none still stands as a loading skeleton (charts and tables load their code
+    after the run)."""
+    state = page.wait_for_function(APP_SETTLED_JS, arg=drawn, timeout=timeout_ms).json_value()
+    assert state == SETTLED, f"the app did not settle: {state}"
+
+
+def runs_finished(page: Page) -> int:
+    """How many script runs this page has seen end (needs RUN_COUNTER_SCRIPT, see new_app_page)."""
+    return page.evaluate("window.__lnlabRunsFinished")
+
+
+@contextmanager
+def expect_rerun(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> Iterator[None]:
+    """Wrap an action that reruns the script; return once that rerun has ended and is drawn."""
+    before = runs_finished(page)
+    yield
+    page.wait_for_function("n => window.__lnlabRunsFinished > n", arg=before, timeout=timeout_ms)
+    wait_for_app(page, timeout_ms)
+
+
+def nav_link(page: Page, app_page: AppPage) -> Locator:
+    """The sidebar's link to a page, by its accessible name (the icon is aria-hidden)."""
+    return page.locator(SIDEBAR).get_by_role("link", name=app_page.title, exact=True)
+
+
+def screenshot_whole_page(page: Page, path: Path, max_height: int = 16_000) -> None:
+    """Save the whole page: stMain scrolls inside a fixed viewport, so grow the viewport first."""
+    height = page.evaluate(f"document.querySelector('{MAIN}').scrollHeight")
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(max_height, height)})
+    wait_for_app(page)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=path, full_page=True)
+    page.set_viewport_size(VIEWPORT)
+
+
+def problems_on(page: Page) -> list[str]:
+    """Texts of the exception and error boxes on the page (empty when there are none)."""
+    boxes = page.locator(PROBLEM_BOXES)
+    return [boxes.nth(i).inner_text() for i in range(boxes.count())]
+
+
+def assert_no_problems(page: Page) -> None:
+    problems = problems_on(page)
+    assert not problems, f"{page.url} shows {len(problems)} error box(es):\n" + "\n---\n".join(
+        problems
+    )
+
+
+def assert_charts_drawn(page: Page, timeout_ms: int = CHART_TIMEOUT_MS) -> int:
+    """Wait until every Plotly chart on the page has drawn its SVG; return how many there are."""
+    charts = page.locator(PLOTLY_CHART)
+    for i in range(charts.count()):
+        svg = charts.nth(i).locator(PLOTLY_SVG).first
+        svg.wait_for(state="attached", timeout=timeout_ms)
+    return charts.count()

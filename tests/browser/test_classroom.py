@@ -1,0 +1,194 @@
+"""A classroom at once: many students open a cold server in the same second.
+
+A fresh server has imported nothing and cached nothing, so the first script runs race each
+other through the heavy imports (numpy, pandas, plotly, torch) and the caches; that race is
+what this test is for. Twenty students each open a different page by its URL at the same
+moment (every page has three or four of them), then walk through all the other pages by the
+sidebar. One browser, many contexts (each its own Streamlit session), driven with
+Playwright's async API: its sync API must not be shared across threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import pytest
+from playwright.async_api import Browser as AsyncBrowser
+from playwright.async_api import Page as AsyncPage
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+from playwright.async_api import async_playwright
+from playwright.sync_api import Browser, Page
+
+from .conftest import (
+    APP_PAGES,
+    APP_SETTLED_JS,
+    MAIN,
+    PROBLEM_BOXES,
+    RUN_COUNTER_SCRIPT,
+    SETTLED,
+    SIDEBAR,
+    TITLE,
+    VIEWPORT,
+    AppPage,
+    StreamlitServer,
+    assert_no_problems,
+    expect_rerun,
+    launch_options,
+    new_app_page,
+    wait_for_app,
+)
+
+pytestmark = pytest.mark.browser
+
+STUDENTS = 20
+# Generous: twenty cold sessions share two cores; the classroom is about errors, not speed.
+VISIT_TIMEOUT_MS = 120_000
+APP_STATE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return {
+        url: location.href,
+        connection: app && app.getAttribute('data-test-connection-state'),
+        script: app && app.getAttribute('data-test-script-state'),
+        runs: window.__lnlabRunsFinished,
+    };
+}"""
+STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
+STEP_TEXT = ".st-key-st_text textarea"  # the step-through page's embeddings (key "st_text")
+
+
+async def _open(
+    page: AsyncPage, server: StreamlitServer, app_page: AppPage, first: bool
+) -> dict[str, str]:
+    """Go to a page: the first by its URL, the others by the sidebar as a student would."""
+    if first:
+        await page.goto(server.page_url(app_page), wait_until="commit")
+    else:
+        before = await page.evaluate("window.__lnlabRunsFinished")
+        await page.locator(SIDEBAR).get_by_role("link", name=app_page.title, exact=True).click()
+        await page.wait_for_function("n => window.__lnlabRunsFinished > n", arg=before)
+    # An exception box is there once the run has finished; no need to wait for the charts.
+    handle = await page.wait_for_function(APP_SETTLED_JS, arg=False)
+    return await handle.json_value()
+
+
+async def _visit(
+    page: AsyncPage, server: StreamlitServer, app_page: AppPage, first: bool
+) -> str | None:
+    """Open one page and say what is wrong with it, or None when it rendered cleanly."""
+    state = await _open(page, server, app_page, first)
+    if state != SETTLED:
+        return f"app state {state}"
+    boxes = page.locator(PROBLEM_BOXES)
+    texts = [await boxes.nth(i).inner_text() for i in range(await boxes.count())]
+    if texts:
+        return "error box(es):\n" + "\n---\n".join(texts)
+    shown = await page.title()
+    if not app_page.document_title.search(shown):
+        return f"the browser tab says {shown!r}"
+    if not (await page.locator(TITLE).first.inner_text()).strip():
+        return "no title"
+    return None
+
+
+async def _student(
+    browser: AsyncBrowser, server: StreamlitServer, seat: int, bell: asyncio.Barrier
+) -> list[str]:
+    """One student: their own context; every page, starting at a different one per seat."""
+    context = await browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(VISIT_TIMEOUT_MS)
+    await context.add_init_script(RUN_COUNTER_SCRIPT)
+    try:
+        page = await context.new_page()
+        async with asyncio.timeout(VISIT_TIMEOUT_MS / 1000):
+            await bell.wait()  # every student has a page open: all start at the same moment
+        failures = []
+        for k in range(len(APP_PAGES)):
+            app_page = APP_PAGES[(seat + k) % len(APP_PAGES)]
+            try:
+                problem = await _visit(page, server, app_page, first=k == 0)
+            except PlaywrightTimeoutError as err:  # a stuck server: the next visit would wait too
+                where = await page.evaluate(APP_STATE_JS)
+                failures.append(f"student {seat}, {app_page.path}: timed out at {where}: {err}")
+                break
+            if problem:
+                failures.append(f"student {seat}, {app_page.path}: {problem}")
+        return failures
+    except BaseException:
+        await bell.abort()  # nobody waits for a student who will never arrive
+        raise
+    finally:
+        await context.close()
+
+
+async def _classroom(server: StreamlitServer, students: int) -> list[str]:
+    """Every student's failures, after all of them have opened every page."""
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(**launch_options())
+        bell = asyncio.Barrier(students)
+        results = await asyncio.gather(
+            *(_student(browser, server, seat, bell) for seat in range(students))
+        )
+        await browser.close()
+    return [failure for failures in results for failure in failures]
+
+
+def test_classroom_on_a_cold_server(fresh_server: Callable[[], StreamlitServer]):
+    server = fresh_server()
+    began = time.monotonic()
+    failures = asyncio.run(_classroom(server, STUDENTS))
+    elapsed = time.monotonic() - began
+    log = server.log()
+
+    assert not failures, (
+        f"{len(failures)} of {STUDENTS * len(APP_PAGES)} page loads failed in {elapsed:.0f}s:\n"
+        + "\n\n".join(failures)
+        + f"\n\nend of the server log:\n{log[-20_000:]}"
+    )
+    assert "Traceback" not in log, f"the server logged an error:\n{log[log.index('Traceback') :]}"
+
+
+def _open_step_through(browser: Browser, server: StreamlitServer) -> Page:
+    page = new_app_page(browser)
+    page.goto(server.page_url(STEP_THROUGH))
+    wait_for_app(page)
+    return page
+
+
+def _type_embeddings(page: Page, text: str) -> None:
+    with expect_rerun(page):
+        page.locator(STEP_TEXT).fill(text)
+        page.locator(STEP_TEXT).press("Control+Enter")  # commits the text area
+
+
+def _rerun(page: Page) -> None:
+    """Rerun the script as the student would (the "r" shortcut), with focus off any input."""
+    with expect_rerun(page):
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.keyboard.press("r")
+
+
+def test_sessions_do_not_see_each_others_input(browser: Browser, streamlit_server: StreamlitServer):
+    alice = _open_step_through(browser, streamlit_server)
+    bob = _open_step_through(browser, streamlit_server)
+    try:
+        if alice.locator(STEP_TEXT).count() == 0:
+            pytest.skip("the step-through page has no embeddings text area (key st_text) yet")
+        seed_text = alice.locator(MAIN).inner_text()
+        _type_embeddings(alice, "1, 2, 3, 4")
+        _type_embeddings(bob, "5, -1, 0, 2")
+        _rerun(alice)  # after Bob's edit: Alice's run must still use Alice's numbers
+        _rerun(bob)
+
+        assert alice.locator(STEP_TEXT).input_value() == "1, 2, 3, 4"
+        assert bob.locator(STEP_TEXT).input_value() == "5, -1, 0, 2"
+        for student in (alice, bob):
+            assert_no_problems(student)
+        alice_sees = alice.locator(MAIN).inner_text()
+        bob_sees = bob.locator(MAIN).inner_text()
+        assert alice_sees != seed_text, "Alice's edit did not change her results"
+        assert alice_sees != bob_sees, "Alice and Bob see the same results for different inputs"
+    finally:
+        alice.context.close()
+        bob.context.close()

@@ -1,0 +1,62 @@
+"""Every page, opened by its URL in a real browser: it loads, shows no error, draws its charts."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import (
+    APP_PAGES,
+    HOME,
+    OUTPUT,
+    TITLE,
+    AppPage,
+    StreamlitServer,
+    assert_charts_drawn,
+    assert_no_problems,
+    expect_rerun,
+    nav_link,
+    screenshot_whole_page,
+    wait_for_app,
+)
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = OUTPUT / "screenshots"
+
+
+@pytest.mark.parametrize("app_page", APP_PAGES, ids=lambda p: p.name)
+def test_page_loads_clean(page: Page, streamlit_server: StreamlitServer, app_page: AppPage):
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+
+    page.goto(streamlit_server.page_url(app_page))
+    wait_for_app(page)
+
+    assert_no_problems(page)
+    expect(page.locator(TITLE).first).not_to_be_empty()
+    expect(page).to_have_title(app_page.document_title)
+    assert_charts_drawn(page)
+    assert not errors, f"uncaught JavaScript errors on {app_page.path}: {errors}"
+    screenshot_whole_page(page, SCREENSHOTS / f"{app_page.name}.png")
+
+
+def test_sidebar_navigation_and_back(page: Page, streamlit_server: StreamlitServer):
+    target = APP_PAGES[1]
+    page.goto(streamlit_server.page_url(HOME))
+    wait_for_app(page)
+    home_heading = page.locator(TITLE).first.inner_text()
+
+    with expect_rerun(page):
+        nav_link(page, target).click()
+    expect(page).to_have_url(streamlit_server.page_url_pattern(target))
+    expect(page).to_have_title(target.document_title)
+    assert_no_problems(page)
+
+    with expect_rerun(page):
+        page.go_back()
+    back_home = expect(page, "one press of Back should return to the page the link was clicked on")
+    back_home.to_have_url(streamlit_server.page_url_pattern(HOME))
+    expect(page).to_have_title(HOME.document_title)
+    expect(page.locator(TITLE).first).to_have_text(home_heading)
+    assert_no_problems(page)
