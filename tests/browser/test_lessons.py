@@ -1,0 +1,109 @@
+"""A lesson as a student and a teacher click through it: steps, edits, links, presenter mode."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import (
+    APP_PAGES,
+    MAIN,
+    StreamlitServer,
+    assert_no_problems,
+    expect_rerun,
+    wait_for_app,
+)
+
+pytestmark = pytest.mark.browser
+
+STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
+PADDING = next(p for p in APP_PAGES if p.name == "padding")
+STEP_TITLES = (
+    "Mean",
+    "Variance",
+    "Standard deviation with epsilon",
+    "Normalize",
+    "Scale and shift",
+)
+
+
+def _open(page: Page, server: StreamlitServer, url: str) -> None:
+    page.goto(url)
+    wait_for_app(page)
+    assert_no_problems(page)
+
+
+def _step_heading(page: Page, k: int) -> None:
+    expect(page.locator(MAIN)).to_contain_text(f"Step {k} of 5: {STEP_TITLES[k - 1]}")
+
+
+def test_step_through_from_first_to_last_step(page: Page, streamlit_server: StreamlitServer):
+    _open(page, streamlit_server, streamlit_server.page_url(STEP_THROUGH))
+    _step_heading(page, 1)
+    expect(page.locator(MAIN)).to_contain_text("= 5")  # mean of 2, 4, 6, 8: 20 / 4
+    for k in range(2, 6):
+        with expect_rerun(page):
+            page.locator(".st-key-st_next button").click()
+        _step_heading(page, k)
+        assert_no_problems(page)
+    expect(page.locator(".st-key-st_next button")).to_be_disabled()
+
+
+def test_an_edit_in_the_text_area_updates_the_numbers(
+    page: Page, streamlit_server: StreamlitServer
+):
+    _open(page, streamlit_server, streamlit_server.page_url(STEP_THROUGH))
+    box = page.locator(".st-key-st_text textarea")
+    with expect_rerun(page):
+        box.fill("1, 2, 3, 10")
+        box.press("Control+Enter")
+    expect(page.locator(MAIN)).to_contain_text("= 4")  # (1 + 2 + 3 + 10) / 4
+    assert_no_problems(page)
+    with expect_rerun(page):
+        box.fill("1, 2, x")
+        box.press("Control+Enter")
+    expect(page.locator('[data-testid="stAlertContentError"]')).to_contain_text('"x"')
+    expect(page.locator(MAIN)).to_contain_text("= 4")  # the last good numbers stay
+
+
+def test_a_shared_link_opens_the_same_example(page: Page, streamlit_server: StreamlitServer):
+    url = streamlit_server.page_url(STEP_THROUGH) + "?v=1&x=1,2,3,4;10,20,30,40&tok=2&step=2"
+    _open(page, streamlit_server, url)
+    _step_heading(page, 2)
+    expect(page.locator(MAIN)).to_contain_text("= 25")  # token 2's mean: 100 / 4
+    expect(page.locator(".st-key-st_text textarea")).to_have_value(
+        "1.0, 2.0, 3.0, 4.0\n10.0, 20.0, 30.0, 40.0"
+    )
+
+
+def test_a_bad_link_opens_the_default_with_a_notice(page: Page, streamlit_server: StreamlitServer):
+    page.goto(streamlit_server.page_url(STEP_THROUGH) + "?v=1&x=1,nan")
+    wait_for_app(page)
+    expect(page.locator('[data-testid="stAlertContentWarning"]')).to_contain_text("default example")
+    _step_heading(page, 1)
+    expect(page.locator(MAIN)).to_contain_text("= 5")
+
+
+def test_presenter_mode_steps_with_the_keyboard(page: Page, streamlit_server: StreamlitServer):
+    _open(page, streamlit_server, streamlit_server.page_url(STEP_THROUGH) + "?present=1")
+    expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
+    _step_heading(page, 1)
+    page.locator(MAIN).click(position={"x": 5, "y": 5})  # focus the page, not a text box
+    with expect_rerun(page):
+        page.keyboard.press("ArrowRight")
+    _step_heading(page, 2)
+    with expect_rerun(page):
+        page.keyboard.press("ArrowLeft")
+    _step_heading(page, 1)
+
+
+def test_padding_sentences_edit_reaches_the_link(page: Page, streamlit_server: StreamlitServer):
+    _open(page, streamlit_server, streamlit_server.page_url(PADDING))
+    box = page.locator(".st-key-pad_sentences textarea")
+    with expect_rerun(page):
+        box.fill("Hi there\nHow are you today friend")
+        box.press("Control+Enter")
+    assert_no_problems(page)
+    expect(page).to_have_url(re.compile(r"[?&]s=Hi(\+|%20)there"))
