@@ -69,6 +69,9 @@ APP_SETTLED_JS = """(drawn) => {
     return {connection, script};
 }"""
 SETTLED = {"connection": "CONNECTED", "script": "notRunning"}
+# Poll on a timer, not on animation frames: with many pages open, software compositing falls
+# behind and a page can go a minute without a frame while its app is long settled.
+POLL_MS = 100
 
 # Counts the script runs whose end the page has seen, for waiting on the rerun an action
 # started. The DOM cannot tell: when the browser is busy the frontend handles a whole run's
@@ -326,7 +329,9 @@ def wait_for_app(page: Page, timeout_ms: int = APP_TIMEOUT_MS, *, drawn: bool = 
     """Wait until the app is connected, its script run has finished and (`drawn`) every element
     is on screen: none still stands as a loading skeleton (charts and tables load their code
     after the run)."""
-    state = page.wait_for_function(APP_SETTLED_JS, arg=drawn, timeout=timeout_ms).json_value()
+    state = page.wait_for_function(
+        APP_SETTLED_JS, arg=drawn, polling=POLL_MS, timeout=timeout_ms
+    ).json_value()
     assert state == SETTLED, f"the app did not settle: {state}"
 
 
@@ -340,7 +345,9 @@ def expect_rerun(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> Iterator[None]
     """Wrap an action that reruns the script; return once that rerun has ended and is drawn."""
     before = runs_finished(page)
     yield
-    page.wait_for_function("n => window.__lnlabRunsFinished > n", arg=before, timeout=timeout_ms)
+    page.wait_for_function(
+        "n => window.__lnlabRunsFinished > n", arg=before, polling=POLL_MS, timeout=timeout_ms
+    )
     wait_for_app(page, timeout_ms)
 
 

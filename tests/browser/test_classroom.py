@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.async_api import Browser as AsyncBrowser
@@ -26,6 +27,7 @@ from .conftest import (
     APP_PAGES,
     APP_SETTLED_JS,
     MAIN,
+    POLL_MS,
     PROBLEM_BOXES,
     SETTLED,
     TITLE,
@@ -68,7 +70,7 @@ async def _visit(page: AsyncPage, server: StreamlitServer, app_page: AppPage) ->
     """
     await page.goto(server.page_url(app_page), wait_until="commit")
     # An exception box is there once the run has finished; no need to wait for the charts.
-    handle = await page.wait_for_function(APP_SETTLED_JS, arg=False)
+    handle = await page.wait_for_function(APP_SETTLED_JS, arg=False, polling=POLL_MS)
     state = await handle.json_value()
     if state != SETTLED:
         return f"app state {state}"
@@ -136,7 +138,9 @@ async def _classroom(server: StreamlitServer, students: int) -> list[str]:
 def test_classroom_on_a_cold_server(fresh_server: Callable[[], StreamlitServer]):
     server = fresh_server()
     began = time.monotonic()
-    failures = asyncio.run(_classroom(server, STUDENTS))
+    # In a thread of its own: the session's sync Playwright may own this thread's event loop.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        failures = pool.submit(asyncio.run, _classroom(server, STUDENTS)).result()
     elapsed = time.monotonic() - began
     log = server.log()
 
