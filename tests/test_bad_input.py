@@ -142,9 +142,7 @@ class Sessions:
             at.session_state[case.key] = case.value
             return at.run()
         if case.path == "url":
-            at = page_test(f"pages/{case.page}.py")
-            at.query_params.update(case.value)
-            return at.run()
+            return page_test(f"pages/{case.page}.py", case.value).run()
         at = self.shared(case.page)
         if case.path == "grid":
             return _send_grid(at, case.key, case.value)

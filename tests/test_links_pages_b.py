@@ -21,10 +21,7 @@ HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # the gpu page's six tokens, r
 
 def open_link(page: str, query: dict[str, str | list[str]]) -> AppTest:
     """Page `page` ("transformer") opened from a link with these query parameters."""
-    at = page_test(f"pages/{page}.py")
-    for name, value in query.items():
-        at.query_params[name] = value
-    return at.run()
+    return page_test(f"pages/{page}.py", query).run()
 
 
 # ---------------------------------------------------------------- downloads

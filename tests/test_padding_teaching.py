@@ -39,9 +39,7 @@ PAD_F1 = -ROWS[:, 0].mean() / np.sqrt(ROWS[:, 0].var() + 1e-5)  # a PAD row, nai
 
 
 def open_page(query: dict[str, str] | None = None, **state) -> AppTest:
-    at = page_test(PAGE)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
+    at = page_test(PAGE, query)
     for key, value in state.items():
         at.session_state[key] = value
     at.run()

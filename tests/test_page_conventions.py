@@ -245,10 +245,7 @@ CHECK_LINK = {  # the checker's boxes as a teacher typed them, with a newline in
 
 
 def _link(query: dict[str, str]) -> AppTest:
-    at = page_test("pages/conventions.py")
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
+    at = page_test("pages/conventions.py", query).run()
     assert not at.exception
     return at
 

@@ -176,10 +176,7 @@ UNAVAILABLE = next(
 
 
 def _link(query: dict[str, str]) -> AppTest:
-    at = page_test("pages/gpu.py")
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
+    at = page_test("pages/gpu.py", query).run()
     assert not at.exception
     return at
 

@@ -100,10 +100,7 @@ def test_out_of_range_layers_shows_an_error_and_keeps_the_last_good_numbers():
 
 
 def _link(query: dict[str, str]) -> AppTest:
-    app = page_test(PAGE)
-    for name, value in query.items():
-        app.query_params[name] = value
-    app.run()
+    app = page_test(PAGE, query).run()
     assert not app.exception
     return app
 

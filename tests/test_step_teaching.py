@@ -39,10 +39,7 @@ DEFAULT_LINK = {
 
 
 def open_page(query: dict[str, str] | None = None) -> AppTest:
-    at = page_test(PAGE)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    at.run()
+    at = page_test(PAGE, query).run()
     assert not at.exception, at.exception
     return at
 
