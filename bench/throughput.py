@@ -145,10 +145,10 @@ def notes(rows: Sequence[Row], shape: tuple[int, int]) -> str:
         f"CPU threads, numpy {np.__version__}; devices: {devices}. Load average at the end "
         f"(other work on this machine competes for its cores): {os.getloadavg()[0]:.1f}.\n\n"
         f"Target, lnlab's numpy path within 2x of torch CPU F.layer_norm: {ratio:.1f}x, "
-        f"{verdict}. lnlab.layer_norm is written to be exact, not fast: it converts to "
-        "float64 (twice the bytes), shifts each row by one of its members, scales by the "
-        "largest magnitude before squaring, and makes about a dozen single-threaded numpy "
-        "passes; F.layer_norm makes one multi-threaded float32 pass."
+        f"{verdict}. lnlab.layer_norm is written to be exact first: it widens to float64 "
+        "(twice the bytes of float32), shifts each row by one of its members and runs two "
+        "passes for the variance, one core, a cache-sized block of rows at a time; "
+        "F.layer_norm makes one multi-threaded float32 pass."
     )
 
 

@@ -6,11 +6,16 @@ reductions differ in spelling. Three choices make it exact where the textbook fo
 1. Shift first. Each group is shifted by one of its own members before the two-pass mean and
    variance, so a constant group is exactly zero after the shift (its output is exactly beta,
    or NaN when eps = 0, never a silent -1) and `1e4 + x` gives bit-for-bit the answer for `x`.
-2. Scale before squaring. Centred values are divided by their largest magnitude `s`, so the
-   squares can neither overflow (1e200) nor underflow (1e-200):
+2. Scale where squaring would overflow or underflow (1e200, 1e-200). Such a group's centred
+   values are divided by a power of two `s` near their largest magnitude:
    x_hat = u / sqrt(r + eps / s^2), with u = c / s and r = mean(u^2) = var / s^2.
+   Dividing by a power of two is exact, so a group that needs no scaling gets the same bits
+   either way, and the common case skips the scaling passes.
 3. float16 and bfloat16 are storage types: the input is rounded to them, the arithmetic runs in
    float32 (as torch's own kernels do), and the outputs are rounded back.
+
+numpy works through a large input in blocks of rows that fit in the CPU's cache, so its
+passes over the data cost cache bandwidth, not memory bandwidth (bench/throughput.py).
 """
 
 from __future__ import annotations
@@ -75,15 +80,34 @@ class _Ops:
         self.torch = backend == "torch"
         self.xp = bk.get_torch() if self.torch else np
 
-    def sum(self, a: Array, axes: tuple[int, ...]) -> Array:
+    def sum(self, a: Array, axis: int) -> Array:
         if self.torch:
-            return a.sum(dim=axes, keepdim=True)
-        return a.sum(axis=axes, keepdims=True)
+            return a.sum(dim=axis, keepdim=True)
+        return a.sum(axis=axis, keepdims=True)
 
-    def amax_abs(self, a: Array, axes: tuple[int, ...]) -> Array:
+    def sum_squares(self, a: Array, axis: int) -> Array:
         if self.torch:
-            return a.abs().amax(dim=axes, keepdim=True)
-        return np.abs(a).max(axis=axes, keepdims=True)
+            return (a * a).sum(dim=axis, keepdim=True)
+        return np.expand_dims(np.vecdot(a, a, axis=axis), axis)  # no temporary a * a
+
+    def pow2_above_abs(self, a: Array, axis: int) -> Array:
+        """The power of two just above each group's largest magnitude (1 for an all-zero group)."""
+        xp = self.xp
+        if self.torch:
+            top = a.abs().amax(dim=axis, keepdim=True)
+        else:
+            top = np.abs(a).max(axis=axis, keepdims=True)
+        return xp.ldexp(xp.ones_like(top), xp.frexp(top)[1])
+
+    def squares_intact(self, sum_squares: Array, n: int) -> bool:
+        """Whether every group's sum of squares neither overflowed nor lost bits to underflow.
+
+        Below n * tiny / eps the products lost to underflow could matter. That includes 0: a
+        constant group, or squares that all underflowed; scaling tells them apart.
+        """
+        info = bk.get_torch().finfo(sum_squares.dtype) if self.torch else np.finfo(np.float64)
+        small = n * info.tiny / info.eps
+        return bool(((sum_squares >= small) & (sum_squares <= info.max)).all())
 
 
 @dataclass(frozen=True)
@@ -110,7 +134,7 @@ def _placement(backend: str, device: str, dtype: str) -> _Placement | None:
 
 def _to_backend(a: np.ndarray, place: _Placement | None) -> Array:
     if place is None:
-        return a
+        return np.asarray(a, dtype=np.float64)
     torch = bk.get_torch()
     t = torch.as_tensor(a, dtype=torch.float64).to(place.storage)
     return t.to(device=place.device, dtype=place.compute)
@@ -127,8 +151,11 @@ def _to_numpy(a: Array, place: _Placement | None) -> np.ndarray:
 
 
 def _as_array(x: Any, name: str = "x") -> np.ndarray:
+    """x as float64, or as it is if it is float32 (widened later, a block at a time)."""
     try:
-        a = np.asarray(x, dtype=np.float64)
+        a = np.asarray(x)
+        if a.dtype != np.float32:
+            a = a.astype(np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name} must be an array of numbers") from exc
     if a.ndim == 0 or a.size == 0:
@@ -163,36 +190,40 @@ def _affine(param: Any, shape: tuple[int, ...], fill: float, name: str) -> np.nd
 def _standardize(
     ops: _Ops,
     d: Array,
-    axes: tuple[int, ...],
+    axis: int,
     n: int,
     eps: float,
     *,
     unbiased: bool = False,
     eps_outside: bool = False,
     valid: Array | None = None,
+    centre: bool = True,
 ) -> tuple[Array, Array, Array, Array]:
     """Mean offset, variance, denominator and x_hat of `d`, already shifted by a group member.
 
     `valid` (broadcastable to `d`) excludes entries from every statistic; they come out as 0.
+    `centre=False` takes the mean as 0 (RMSNorm: the "variance" is then the mean square).
     """
     xp = ops.xp
-    mean_d = ops.sum(d, axes) / n
+    mean_d = ops.sum(d, axis) / n if centre else 0.0
     c = d - mean_d
     if valid is not None:
         c = xp.where(valid, c, 0.0)
-    s = ops.amax_abs(c, axes)
-    s = xp.where(s > 0, s, 1.0)  # a constant group: c is exactly 0, any s will do
+    divisor = n - 1 if unbiased else n
+    sum_squares = ops.sum_squares(c, axis)
+    if ops.squares_intact(sum_squares, n):  # the usual case: no scaling needed
+        var = sum_squares / divisor
+        std = xp.sqrt(var) + eps if eps_outside else xp.sqrt(var + eps)
+        return mean_d, var, std, c / std
+    s = ops.pow2_above_abs(c, axis)
     u = c / s
-    r = ops.sum(u * u, axes) / (n - 1 if unbiased else n)  # var / s^2
+    r = ops.sum_squares(u, axis) / divisor  # var / s^2
     var = s * s * r
     if eps_outside:
         std = s * xp.sqrt(r) + eps
         return mean_d, var, std, c / std
     t = _eps_over_square(xp, eps, s)
     huge = xp.isinf(t)  # s is so small that var is nothing next to eps
-    if not bool(huge.any()):  # the usual case: skip the second branch (a full pass)
-        root = xp.sqrt(r + t)
-        return mean_d, var, s * root, u / root
     root = xp.sqrt(r + xp.where(huge, 0.0, t))
     std = xp.where(huge, eps**0.5, s * root)
     x_hat = xp.where(huge, c / eps**0.5, u / root)
@@ -210,10 +241,29 @@ def _eps_over_square(xp: Any, eps: float, s: Array) -> Array:
     return eps / s / s
 
 
-def _first_of_groups(a: Array, axes: tuple[int, ...]) -> Array:
-    """The first member of each group, keeping the reduced axes as size 1."""
-    index = tuple(slice(0, 1) if i in axes else slice(None) for i in range(a.ndim))
-    return a[index]
+BLOCK_ELEMENTS = 1 << 17  # numpy's block of rows: 1 MiB of float64, so temporaries stay in cache
+
+
+def _layer_norm_rows(
+    rows: np.ndarray,
+    g: np.ndarray,
+    b: np.ndarray,
+    eps: float,
+    unbiased: bool,
+    eps_outside: bool,
+    place: _Placement | None,
+) -> dict[str, np.ndarray]:
+    """Statistics and outputs of a (groups, n) block; y only when gamma or beta is given."""
+    ops = _Ops("numpy" if place is None else "torch")
+    t = _to_backend(rows, place)
+    k = t[:, :1]
+    mean_d, var, std, x_hat = _standardize(
+        ops, t - k, 1, rows.shape[1], eps, unbiased=unbiased, eps_outside=eps_outside
+    )
+    out = {"mean": k + mean_d, "var": var, "std": std, "x_hat": x_hat}
+    if g is not None:
+        out["y"] = _to_backend(g, place) * x_hat + _to_backend(b, place)
+    return {name: _to_numpy(v, place) for name, v in out.items()}
 
 
 def _layer_norm_arrays(
@@ -228,26 +278,44 @@ def _layer_norm_arrays(
     device: str,
     dtype: str,
 ) -> dict[str, np.ndarray]:
+    """x, mean, var, std, x_hat and y; without gamma and beta, y is x_hat itself."""
     a = _as_array(x)
     eps = _check_eps(eps)
     if not 1 <= dims <= a.ndim:
         raise InputError(f"dims must be between 1 and {a.ndim} for an input of shape {a.shape}")
-    group = a.shape[a.ndim - dims :]
-    g = _affine(gamma, group, 1.0, "gamma")
-    b = _affine(beta, group, 0.0, "beta")
-    place = _placement(backend, device, dtype)
-    ops = _Ops(backend)
-    t, tg, tb = (_to_backend(v, place) for v in (a, g, b))
-    axes = tuple(range(a.ndim - dims, a.ndim))
-    k = _first_of_groups(t, axes)
+    lead, group = a.shape[: a.ndim - dims], a.shape[a.ndim - dims :]
     n = int(np.prod(group))
+    affine = gamma is not None or beta is not None
+    g, b = (
+        (_affine(gamma, group, 1.0, "gamma").ravel(), _affine(beta, group, 0.0, "beta").ravel())
+        if affine
+        else (None, None)
+    )
+    place = _placement(backend, device, dtype)
+    rows = a.reshape(-1, n)
+    step = max(1, BLOCK_ELEMENTS // n) if place is None else rows.shape[0]
+    out = {
+        "mean": np.empty((rows.shape[0], 1)),
+        "var": np.empty((rows.shape[0], 1)),
+        "std": np.empty((rows.shape[0], 1)),
+        "x_hat": np.empty(rows.shape),
+    }
+    if affine:
+        out["y"] = np.empty(rows.shape)
     with np.errstate(all="ignore"):  # 0/0 is an answer here (NaN), not a warning
-        mean_d, var, std, x_hat = _standardize(
-            ops, t - k, axes, n, eps, unbiased=unbiased, eps_outside=eps_outside
-        )
-        y = tg * x_hat + tb
-        out = {"mean": k + mean_d, "var": var, "std": std, "x_hat": x_hat, "y": y}
-        return {"x": a} | {name: _to_numpy(v, place) for name, v in out.items()}
+        for start in range(0, rows.shape[0], step):
+            block = _layer_norm_rows(
+                rows[start : start + step], g, b, eps, unbiased, eps_outside, place
+            )
+            for name, value in block.items():
+                out[name][start : start + step] = value
+    stat_shape = lead + (1,) * dims
+    arrays = {
+        name: v.reshape(a.shape if name in ("x_hat", "y") else stat_shape)
+        for name, v in out.items()
+    }
+    arrays.setdefault("y", arrays["x_hat"])
+    return {"x": a} | arrays
 
 
 def layer_norm(
@@ -297,6 +365,7 @@ def layer_norm_steps(
     arrays = _layer_norm_arrays(
         x, gamma, beta, eps, dims, unbiased, eps_outside, backend, device, dtype
     )
+    arrays["x"] = np.asarray(arrays["x"], dtype=np.float64)
     steps = _layer_norm_latex(arrays, gamma, beta, float(eps), dims, unbiased, eps_outside, row)
     return LayerNormTrace(**arrays, steps=steps)
 
@@ -435,7 +504,7 @@ def batch_norm_steps(
     n = int(m.sum())
     with np.errstate(all="ignore"):
         k = t[first_real : first_real + 1]
-        mean_d, var, std, x_hat = _standardize(ops, t - k, (0,), n, eps, valid=valid)
+        mean_d, var, std, x_hat = _standardize(ops, t - k, 0, n, eps, valid=valid)
         x_hat = ops.xp.where(valid, x_hat, 0.0)  # excluded: 0, even where 0 / 0 (eps = 0)
         y = ops.xp.where(valid, tg * x_hat + tb, 0.0)
         mean, var, std, x_hat, y = (_to_numpy(v, place) for v in (k + mean_d, var, std, x_hat, y))
@@ -488,7 +557,7 @@ def rms_norm(
 ) -> np.ndarray:
     """y = gamma * x / sqrt(mean(x^2) + eps) over the last axis: no centring, no beta.
 
-    Scaled by the largest magnitude first, like Layer Norm, so squares cannot overflow.
+    Scaled where the squares would overflow or underflow, like Layer Norm.
     """
     a = _as_array(x)
     eps = _check_eps(eps)
@@ -496,14 +565,6 @@ def rms_norm(
     place = _placement(backend, device, dtype)
     ops = _Ops(backend)
     t, tg = _to_backend(a, place), _to_backend(g, place)
-    xp = ops.xp
     with np.errstate(all="ignore"):
-        axes = (a.ndim - 1,)
-        s = ops.amax_abs(t, axes)
-        s = xp.where(s > 0, s, 1.0)
-        u = t / s
-        r = ops.sum(u * u, axes) / a.shape[-1]
-        scaled_eps = _eps_over_square(xp, eps, s)
-        huge = xp.isinf(scaled_eps)
-        x_hat = xp.where(huge, t / eps**0.5, u / xp.sqrt(r + xp.where(huge, 0.0, scaled_eps)))
+        _, _, _, x_hat = _standardize(ops, t, a.ndim - 1, a.shape[-1], eps, centre=False)
         return _to_numpy(tg * x_hat, place)

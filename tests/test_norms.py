@@ -442,6 +442,37 @@ def test_extreme_magnitudes_without_eps_give_the_x_hat_of_v(cfg, magnitude, v):
 
 
 @pytest.mark.parametrize("cfg", FLOAT64_CONFIGS, ids=str)
+@pytest.mark.parametrize("power", [-900, -600, 600, 1000])
+@pytest.mark.parametrize("v", MAGNITUDE_VECTORS, ids=lambda v: f"D{v.size}")
+def test_scaled_and_unscaled_paths_agree_bit_for_bit(cfg, power, v):
+    """2^power * v must be scaled before squaring and v need not be; both give the same bits."""
+    x = np.stack([v, 2.0 * v])
+
+    scaled = lnlab.layer_norm_steps(np.ldexp(x, power), eps=0.0, **cfg.kwargs)
+    plain = lnlab.layer_norm_steps(x, eps=0.0, **cfg.kwargs)
+
+    assert_array_equal(scaled.x_hat, plain.x_hat)
+    assert_array_equal(scaled.std, np.ldexp(plain.std, power))
+
+
+def test_numpy_blocks_and_float32_input_change_no_bit():
+    """Rows go through numpy in cache-sized blocks; a float32 input is widened block by block."""
+    features = 4096
+    rows = 3 * (lnlab.norms.BLOCK_ELEMENTS // features) + 5  # three full blocks and a part
+    x = np.random.default_rng(3).standard_normal((rows, features), dtype=np.float32)
+    x[7] = 2.5  # a constant row takes the scaled path inside its block
+    x[-1] *= np.float32(1e-30)  # squares underflow
+
+    whole = lnlab.layer_norm_steps(x, GAMMA4[0], BETA4[1])
+    one_by_one = [lnlab.layer_norm_steps(row.astype(np.float64), GAMMA4[0], BETA4[1]) for row in x]
+
+    for name in ("mean", "var", "std", "x_hat", "y"):
+        assert_array_equal(getattr(whole, name), np.stack([getattr(t, name) for t in one_by_one]))
+    assert whole.x.dtype == np.float64
+    assert_array_equal(whole.y[7], np.full(features, BETA4[1]))
+
+
+@pytest.mark.parametrize("cfg", FLOAT64_CONFIGS, ids=str)
 @pytest.mark.parametrize("v", MAGNITUDE_VECTORS, ids=lambda v: f"D{v.size}")
 def test_extreme_magnitudes_with_eps(cfg, v):
     """Next to eps = 1e-5 a variance of 1e-400 is nothing, and one of 1e400 is everything."""
