@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from lnlab.links import short_number
 from lnlab.norms import BatchNormTrace, LayerNormTrace
+from lnlab.parse import short_number
 
 
 def _clean(a: np.ndarray) -> Any:

@@ -19,19 +19,13 @@ from typing import Any
 import numpy as np
 
 from lnlab.errors import InputError
-from lnlab.parse import parse_embeddings, parse_vector
+from lnlab.parse import parse_embeddings, parse_vector, short_number
 
 LINK_VERSION = "1"
 VERSION_KEY = "v"
 MAX_PARAM_CHARS = 40_000  # one parameter; a 64 x 64 matrix of short numbers fits easily
 MAX_LINK_PARAMS = 32
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,9}")
-
-
-def short_number(v: float) -> str:
-    """The shortest text that reads back as exactly `v` ("2.0" -> "2")."""
-    text = repr(float(v))
-    return text[:-2] if text.endswith(".0") else text
 
 
 def encode_matrix(x: np.ndarray) -> str:

@@ -31,8 +31,9 @@ import numpy as np
 from lnlab import export
 from lnlab.errors import InputError
 from lnlab.latex import joined, num, term
-from lnlab.links import Param, short_number
+from lnlab.links import Param
 from lnlab.norms import BatchNormTrace, LayerNormTrace, batch_norm_steps, layer_norm_steps
+from lnlab.parse import short_number
 from lnlab.presets import batch_preset, token_preset
 from lnlab.quiz import Question, padding_questions
 

@@ -136,6 +136,12 @@ def parse_labels(text: str, n: int) -> list[str]:
     return labels
 
 
+def short_number(v: float) -> str:
+    """The shortest text that reads back as exactly `v` ("2.0" -> "2")."""
+    text = repr(float(v))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def format_embeddings(x: np.ndarray) -> str:
     """Write finite embeddings as text that `parse_embeddings` reads back exactly.
 
@@ -145,7 +151,7 @@ def format_embeddings(x: np.ndarray) -> str:
     rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
     if rows.ndim != 2:
         raise ValueError(f"expected a 1-D or 2-D array, got {rows.ndim}-D")
-    return "\n".join(", ".join(map(repr, row)) for row in rows.tolist())
+    return "\n".join(", ".join(map(short_number, row)) for row in rows.tolist())
 
 
 # -- text to rows of number strings --------------------------------------------------------

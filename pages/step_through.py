@@ -21,9 +21,16 @@ from lnlab import lesson as ls
 from lnlab import ui
 from lnlab.errors import InputError
 from lnlab.latex import num
-from lnlab.links import Field, Param, short_number
+from lnlab.links import Field, Param
 from lnlab.markdown import plain
-from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings, parse_embeddings, parse_vector
+from lnlab.parse import (
+    MAX_CHARS,
+    MAX_TOKENS,
+    format_embeddings,
+    parse_embeddings,
+    parse_vector,
+    short_number,
+)
 from lnlab.plots import step as plots
 from lnlab.presets import TOKEN_PRESETS, token_preset
 from lnlab.quiz import Question

@@ -16,8 +16,8 @@ from lnlab.links import (
     decode_matrix,
     encode_link,
     encode_matrix,
-    short_number,
 )
+from lnlab.parse import short_number
 
 SPEC = (
     Param("x", "matrix"),

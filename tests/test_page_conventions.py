@@ -290,7 +290,7 @@ def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
 def test_presenter_mode_hides_the_boxes_and_the_extra_tables():
     at = _link({"present": "1", "x": "2,4,6,8;1,1,2,9"} | CHECK_LINK)
     assert not at.text_area and not at.text_input  # the inputs show read-only
-    assert "2.0, 4.0, 6.0, 8.0\n1.0, 1.0, 2.0, 9.0" in [c.value for c in at.code]
+    assert "2, 4, 6, 8\n1, 1, 2, 9" in [c.value for c in at.code]
     assert CHECK_LINK["cx"] in [c.value for c in at.code]
     assert not at.get("download_button")
     assert not any(
@@ -307,7 +307,7 @@ def test_presenter_mode_hides_the_boxes_and_the_extra_tables():
     assert metrics["Annotated Transformer"] == pytest.approx(annotated, rel=1e-2)
     at.button(key="present_exit").click().run()
     assert at.text_area(key="ck_x").value == CHECK_LINK["cx"]  # kept while hidden
-    assert at.text_area(key="cv_text").value == "2.0, 4.0, 6.0, 8.0\n1.0, 1.0, 2.0, 9.0"
+    assert at.text_area(key="cv_text").value == "2, 4, 6, 8\n1, 1, 2, 9"
     assert at.get("download_button")
 
 

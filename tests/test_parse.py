@@ -297,8 +297,8 @@ def test_bad_labels(text: str, n: int, fragments: list[str]) -> None:
 
 def test_format_examples() -> None:
     x = np.array([[0.1, -2.0], [1e-300, 12345678.9]])
-    assert format_embeddings(x) == "0.1, -2.0\n1e-300, 12345678.9"
-    assert format_embeddings(np.array([1.5, 2.0])) == "1.5, 2.0"
+    assert format_embeddings(x) == "0.1, -2\n1e-300, 12345678.9"
+    assert format_embeddings(np.array([1.5, 2.0, -0.0, 1e22])) == "1.5, 2, -0, 1e+22"
 
 
 def test_format_rejects_3d() -> None:

@@ -85,7 +85,7 @@ def link(at: AppTest) -> dict[str, str]:
 def is_default(at: AppTest) -> bool:
     return (
         metric(at, "μ") == 5.0
-        and at.text_area(key="st_text").value == "2.0, 4.0, 6.0, 8.0"
+        and at.text_area(key="st_text").value == "2, 4, 6, 8"
         and at.session_state["st_eps"] == 1e-5
         and step_titles(at) == ["Step 1 of 5: Mean"]
         and link(at) == DEFAULT_LINK
@@ -272,7 +272,7 @@ def test_hidden_inputs_keep_their_values_through_presenter_mode():
     at.button(key="st_next").click().run()
     assert metric(at, "σ²") == pytest.approx(26 / 3)
     at.button(key="present_exit").click().run()
-    assert at.text_area(key="st_text").value == "1.0, 2.0, 3.0\n4.0, 6.0, 11.0"
+    assert at.text_area(key="st_text").value == "1, 2, 3\n4, 6, 11"
     assert at.text_input(key="st_gamma").value == "3"
     assert step_titles(at) == ["Step 2 of 5: Variance"]
     assert "The whole prompt at once" in headers(at)

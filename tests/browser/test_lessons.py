@@ -73,9 +73,7 @@ def test_a_shared_link_opens_the_same_example(page: Page, streamlit_server: Stre
     _open(page, streamlit_server, url)
     _step_heading(page, 2)
     expect(page.locator(MAIN)).to_contain_text("= 25")  # token 2's mean: 100 / 4
-    expect(page.locator(".st-key-st_text textarea")).to_have_value(
-        "1.0, 2.0, 3.0, 4.0\n10.0, 20.0, 30.0, 40.0"
-    )
+    expect(page.locator(".st-key-st_text textarea")).to_have_value("1, 2, 3, 4\n10, 20, 30, 40")
 
 
 def test_a_bad_link_opens_the_default_with_a_notice(page: Page, streamlit_server: StreamlitServer):
