@@ -8,6 +8,7 @@ import pytest
 from lnlab import padding as pad
 from lnlab.plots import padding as plots
 from lnlab.plots.common import HIGHLIGHT
+from tests.helpers import validated
 
 HI = pad.parse_sentences("Hi Nitish\nHow are you today")
 
@@ -100,3 +101,13 @@ def test_closed_form_figure_puts_the_computed_point_on_the_curve(lab):
 
 def test_closed_form_figure_without_calculator(lab):
     assert len(plots.closed_form_figure(lab, 2).data) == 4
+
+
+def test_batch_and_output_figures_are_valid(lab):
+    cells = pad.highlight_mask(lab, pad.PICK_MASKED, 1)
+    figures = (plots.batch_figure(lab, cells, "batch"), *plots.output_figures(lab))
+
+    for fig in figures:
+        checked = validated(fig)
+        assert len(pad_washes(checked)) == int((~lab.real).sum())
+        assert checked.layout.height == 120 + plots.ROW_HEIGHT * lab.real.size

@@ -7,6 +7,7 @@ import pytest
 
 from lnlab.plots.common import HIGHLIGHT
 from lnlab.plots.step import prompt_heatmap, token_bars
+from tests.helpers import validated
 
 X = np.array([2.0, 4.0, 6.0, 8.0])
 STD = 5.00001**0.5
@@ -94,3 +95,24 @@ def test_before_step_one_only_the_input_shows():
     assert shapes(fig, "line", "x") == []
     assert not any(n.startswith("μ") for n in notes(fig))
     assert "x̂ appears at step 4" in notes(fig)
+
+
+@pytest.mark.parametrize("step", range(-1, 5))
+@pytest.mark.parametrize("x_hat", [X_HAT, np.full(4, np.nan)], ids=["finite", "nan"])
+def test_every_step_is_a_valid_figure_with_both_panels(step, x_hat):
+    fig = validated(bars(step, x_hat=x_hat))
+
+    assert fig.layout.xaxis.domain == (0.0, 0.44) and fig.layout.xaxis2.domain == (0.56, 1.0)
+    assert notes(fig)[:2] == ["input x", "x̂, then y"]
+    assert all(t.xaxis == ("x" if t.name == "x" else "x2") for t in fig.data)
+
+
+def test_prompt_heatmap_is_a_valid_figure_sized_by_its_rows():
+    z = np.array([[1.0, np.nan, 3.0], [0.5, 0.0, -np.inf], [2.0, 2.0, 2.0]])
+
+    fig = validated(prompt_heatmap(z, ["<b>a</b>", "b", "c"], "Input x", token=2))
+
+    assert fig.layout.height == 120 + 36 * 3
+    assert list(fig.data[0].text[0]) == ["1", "NaN", "3"] and fig.data[0].text[1][2] == "-inf"
+    assert fig.data[0].y[0] == "1: &lt;b&gt;a&lt;/b&gt;"
+    assert [(s.y0, s.y1) for s in fig.layout.shapes] == [(1.5, 2.5)] * 3

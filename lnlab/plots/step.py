@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from lnlab.lesson import feature_names, fmt
-from lnlab.plots.common import OKABE_ITO, heatmap
+from lnlab.plots.common import OKABE_ITO, figure, heatmap
 
 INPUT, MEAN, X_HAT, Y = OKABE_ITO[0], OKABE_ITO[5], OKABE_ITO[2], OKABE_ITO[3]
 BAND_OPACITY = 0.15
 LABEL_BACKGROUND = "rgba(255, 255, 255, 0.8)"  # keeps a line's label readable over the bars
+SPACING = 0.12  # between the two panels, as a share of the width
+PANELS = {"x": (0.0, (1 - SPACING) / 2), "x2": ((1 + SPACING) / 2, 1.0)}  # x axis: domain
+LINE = {"color": MEAN, "dash": "dash", "width": 2}
 
 
 def token_bars(
@@ -27,74 +30,104 @@ def token_bars(
     (step 4). The figure grows with the steps; an empty panel says when it fills.
     """
     features = feature_names(len(x))
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        subplot_titles=("input x", "x̂, then y"),
-        horizontal_spacing=0.12,
-    )
-    fig.add_trace(go.Bar(x=features, y=list(x), name="x", marker_color=INPUT), row=1, col=1)
+    data = [_bars(features, x, "x", INPUT, "x")]
+    shapes: list[dict[str, Any]] = []
+    notes = [_panel_title("input x", "x"), _panel_title("x̂, then y", "x2")]
     if step >= 0:
-        fig.add_hline(
-            y=mean,
-            line={"color": MEAN, "dash": "dash", "width": 2},
-            annotation_text=f"μ = {fmt(mean, 4)}",
-            annotation_position="top left",
-            annotation_bgcolor=LABEL_BACKGROUND,
-            row=1,
-            col=1,
-        )
+        shapes.append(_across("x", "line", mean, mean, line=LINE))
+        notes.append(_label("x", mean, f"μ = {fmt(mean, 4)}"))
     if step >= 2 and np.isfinite(std) and std > 0:
-        fig.add_hrect(
-            y0=mean - std,
-            y1=mean + std,
-            fillcolor=MEAN,
-            opacity=BAND_OPACITY,
-            line_width=0,
-            layer="below",
-            annotation_text=f"μ ± σ_ε (σ_ε = {fmt(std, 4)})",
-            annotation_position="bottom left",
-            annotation_bgcolor=LABEL_BACKGROUND,
-            row=1,
-            col=1,
-        )
+        shapes.append(_band("x", mean - std, mean + std))
+        notes.append(_label("x", mean - std, f"μ ± σ_ε (σ_ε = {fmt(std, 4)})"))
     if step >= 3:
-        fig.add_trace(go.Bar(x=features, y=list(x_hat), name="x̂", marker_color=X_HAT), row=1, col=2)
-        fig.add_hline(y=0, line={"color": MEAN, "dash": "dash", "width": 2}, row=1, col=2)
-        fig.add_hrect(
-            y0=-1,
-            y1=1,
-            fillcolor=MEAN,
-            opacity=BAND_OPACITY,
-            line_width=0,
-            layer="below",
-            annotation_text="0 ± 1",
-            annotation_position="bottom left",
-            annotation_bgcolor=LABEL_BACKGROUND,
-            row=1,
-            col=2,
-        )
+        data.append(_bars(features, x_hat, "x̂", X_HAT, "x2"))
+        shapes += [_across("x2", "line", 0, 0, line=LINE), _band("x2", -1, 1)]
+        notes.append(_label("x2", -1, "0 ± 1"))
     if step >= 4:
-        fig.add_trace(go.Bar(x=features, y=list(y), name="y", marker_color=Y), row=1, col=2)
+        data.append(_bars(features, y, "y", Y, "x2"))
     note = _right_panel_note(x_hat, step)
     if note:
-        left, right = fig.layout.xaxis2.domain  # paper coordinates: an empty panel has no axes
-        fig.add_annotation(
-            text=note,
-            xref="paper",
-            yref="paper",
-            x=(left + right) / 2,
-            y=0.5,
-            showarrow=False,
-            bgcolor=LABEL_BACKGROUND,
+        notes.append(
+            {
+                "text": note,
+                "xref": "paper",
+                "yref": "paper",
+                "x": sum(PANELS["x2"]) / 2,
+                "y": 0.5,
+                "showarrow": False,
+                "bgcolor": LABEL_BACKGROUND,
+            }
         )
-    fig.update_layout(
-        barmode="group",
-        height=360,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "y": -0.15},
+    layout = {
+        "xaxis": {"anchor": "y", "domain": PANELS["x"]},
+        "yaxis": {"anchor": "x"},
+        "xaxis2": {"anchor": "y2", "domain": PANELS["x2"]},
+        "yaxis2": {"anchor": "x2"},
+        "shapes": shapes,
+        "annotations": notes,
+        "barmode": "group",
+        "height": 360,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "legend": {"orientation": "h", "y": -0.15},
+    }
+    return figure(data, layout)
+
+
+def _y_axis(axis: str) -> str:
+    return "y" + axis[1:]  # x -> y, x2 -> y2
+
+
+def _bars(features: list[str], values: np.ndarray, name: str, colour: str, axis: str) -> dict:
+    return {
+        "type": "bar",
+        "x": features,
+        "y": [float(v) for v in values],
+        "name": name,
+        "marker": {"color": colour},
+        "xaxis": axis,
+        "yaxis": _y_axis(axis),
+    }
+
+
+def _panel_title(text: str, axis: str) -> dict:
+    return {
+        "text": text,
+        "font": {"size": 16},
+        "showarrow": False,
+        "xref": "paper",
+        "yref": "paper",
+        "x": sum(PANELS[axis]) / 2,
+        "y": 1.0,
+        "xanchor": "center",
+        "yanchor": "bottom",
+    }
+
+
+def _across(axis: str, kind: str, y0: float, y1: float, **style: Any) -> dict:
+    """A shape of `kind` ("line", "rect") across the whole panel of `axis`, from y0 to y1."""
+    xref, yref = f"{axis} domain", _y_axis(axis)
+    return {"type": kind, "xref": xref, "x0": 0, "x1": 1, "yref": yref, "y0": y0, "y1": y1, **style}
+
+
+def _band(axis: str, y0: float, y1: float) -> dict:
+    return _across(
+        axis, "rect", y0, y1, fillcolor=MEAN, opacity=BAND_OPACITY, line={"width": 0}, layer="below"
     )
-    return fig
+
+
+def _label(axis: str, y: float, text: str) -> dict:
+    """A label at the left edge of the panel of `axis`, just above height y."""
+    return {
+        "text": text,
+        "xref": f"{axis} domain",
+        "yref": _y_axis(axis),
+        "x": 0,
+        "y": y,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "bgcolor": LABEL_BACKGROUND,
+    }
 
 
 def _right_panel_note(x_hat: np.ndarray, step: int) -> str:
@@ -114,5 +147,5 @@ def prompt_heatmap(z: np.ndarray, labels: Sequence[str], title: str, token: int)
     highlight = np.zeros(z.shape, dtype=bool)
     highlight[token] = True
     fig = heatmap(z, rows, feature_names(z.shape[1]), title, highlight=highlight)
-    fig.update_layout(height=120 + 36 * len(rows))
+    fig.layout.height = 120 + 36 * len(rows)
     return fig
