@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import validated
 
 from lnlab import padding as pad
 from lnlab.plots import padding as plots
 from lnlab.plots.common import HIGHLIGHT
-from tests.helpers import validated
 
 HI = pad.parse_sentences("Hi Nitish\nHow are you today")
 

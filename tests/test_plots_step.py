@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import validated
 
 from lnlab.plots.common import HIGHLIGHT
 from lnlab.plots.step import prompt_heatmap, token_bars
-from tests.helpers import validated
 
 X = np.array([2.0, 4.0, 6.0, 8.0])
 STD = 5.00001**0.5
