@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import validated
 
 from lnlab.errors import InputError
 from lnlab.plots.common import OKABE_ITO
@@ -64,6 +65,15 @@ def test_box_colours_are_okabe_ito_and_norms_share_one():
         s.line.color for s in pre.layout.shapes if s.type == "rect" and s.line.dash != "dash"
     ]
     assert pre_colours[1] == pre_colours[4] == pre_colours[7] == OKABE_ITO[1]
+
+
+@pytest.mark.parametrize("mode", [POST_NORM, PRE_NORM])
+def test_block_diagram_is_a_valid_figure_with_hidden_fixed_axes(mode):
+    fig = validated(block_diagram(mode))
+
+    assert not fig.layout.xaxis.visible and fig.layout.xaxis.fixedrange
+    boxes = [a for a in fig.layout.annotations if a.name == "box"]
+    assert fig.layout.height == 62 * len(boxes) + 70
 
 
 def test_block_diagram_refuses_an_unknown_position():

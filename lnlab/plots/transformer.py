@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 
-from lnlab.plots.common import OKABE_ITO
+from lnlab.plots.common import OKABE_ITO, figure
 from lnlab.transformer import (
     NO_NORM,
     POST_NORM,
@@ -51,100 +53,106 @@ def _fill(colour: str) -> str:
 
 
 def _arrow(
-    fig: go.Figure,
     tail: tuple[float, float],
     head: tuple[float, float],
     *,
     name: str = "flow",
     colour: str = OKABE_ITO[7],
     width: float = 1.5,
-) -> None:
-    fig.add_annotation(
-        name=name,
-        x=head[0],
-        y=head[1],
-        ax=tail[0],
-        ay=tail[1],
-        xref="x",
-        yref="y",
-        axref="x",
-        ayref="y",
-        text="",
-        showarrow=True,
-        arrowhead=2,
-        arrowsize=1.2,
-        arrowwidth=width,
-        arrowcolor=colour,
-    )
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "x": head[0],
+        "y": head[1],
+        "ax": tail[0],
+        "ay": tail[1],
+        "xref": "x",
+        "yref": "y",
+        "axref": "x",
+        "ayref": "y",
+        "text": "",
+        "showarrow": True,
+        "arrowhead": 2,
+        "arrowsize": 1.2,
+        "arrowwidth": width,
+        "arrowcolor": colour,
+    }
 
 
-def _draw_box(fig: go.Figure, index: int, step: BlockStep) -> None:
+def _box(index: int, step: BlockStep) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The box of step `index` and its label."""
     colour = KIND_COLOURS[step.kind]
     y = _y(index)
-    fig.add_shape(
-        type="rect",
-        x0=-_HALF_WIDTH,
-        x1=_HALF_WIDTH,
-        y0=y - _HALF_HEIGHT,
-        y1=y + _HALF_HEIGHT,
-        line={"color": colour, "width": 2},
-        fillcolor=_fill(colour),
-        layer="below",
-    )
-    fig.add_annotation(
-        name="box",
-        x=0,
-        y=y,
-        text=step.label,
-        showarrow=False,
-        font={"size": 14, "color": OKABE_ITO[7]},
-    )
+    box = {
+        "type": "rect",
+        "x0": -_HALF_WIDTH,
+        "x1": _HALF_WIDTH,
+        "y0": y - _HALF_HEIGHT,
+        "y1": y + _HALF_HEIGHT,
+        "line": {"color": colour, "width": 2},
+        "fillcolor": _fill(colour),
+        "layer": "below",
+    }
+    label = {
+        "name": "box",
+        "x": 0,
+        "y": y,
+        "text": step.label,
+        "showarrow": False,
+        "font": {"size": 14, "color": OKABE_ITO[7]},
+    }
+    return box, label
 
 
-def _draw_residual(fig: go.Figure, index: int, skip_from: int) -> None:
-    """From the stream entering step `skip_from`, around the right, into the add at `index`."""
+def _residual(index: int, skip_from: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """From the stream entering step `skip_from`, around the right, into the add at `index`:
+    the path and the dot where it branches off, and the arrow into the add."""
     branch = _y(skip_from) + 0.5
     target = _y(index)
     line = {"color": RESIDUAL_COLOUR, "width": 2}
-    fig.add_shape(
-        type="path",
-        path=f"M 0,{branch} L {_SKIP_X},{branch} L {_SKIP_X},{target}",
-        line=line,
+    path = {
+        "type": "path",
+        "path": f"M 0,{branch} L {_SKIP_X},{branch} L {_SKIP_X},{target}",
+        "line": line,
+    }
+    dot = {
+        "type": "circle",
+        "x0": -0.06,
+        "x1": 0.06,
+        "y0": branch - 0.06,
+        "y1": branch + 0.06,
+        "fillcolor": RESIDUAL_COLOUR,
+        "line": line,
+    }
+    arrow = _arrow(
+        (_SKIP_X, target), (_HALF_WIDTH, target), name="residual", colour=RESIDUAL_COLOUR
     )
-    fig.add_shape(
-        type="circle",
-        x0=-0.06,
-        x1=0.06,
-        y0=branch - 0.06,
-        y1=branch + 0.06,
-        fillcolor=RESIDUAL_COLOUR,
-        line=line,
-    )
-    _arrow(fig, (_SKIP_X, target), (_HALF_WIDTH, target), name="residual", colour=RESIDUAL_COLOUR)
+    return [path, dot], arrow
 
 
-def _draw_repeat(fig: go.Figure, steps: tuple[BlockStep, ...]) -> None:
+def _repeat(steps: tuple[BlockStep, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A dashed frame around the boxes that repeat once per layer, labelled × N."""
     inside = [i for i, s in enumerate(steps) if s.repeated]
     top, bottom = _y(inside[0]) + 0.5, _y(inside[-1]) - 0.45
-    fig.add_shape(
-        type="rect",
-        x0=-_HALF_WIDTH - 0.35,
-        x1=_SKIP_X + 0.3,
-        y0=bottom,
-        y1=top,
-        line={"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
-    )
-    fig.add_annotation(
-        name="repeat",
-        x=-_HALF_WIDTH - 0.45,
-        y=(top + bottom) / 2,
-        text="× N layers",
-        textangle=-90,
-        showarrow=False,
-        xanchor="right",
-        font={"size": 13},
-    )
+    frame = {
+        "type": "rect",
+        "x0": -_HALF_WIDTH - 0.35,
+        "x1": _SKIP_X + 0.3,
+        "y0": bottom,
+        "y1": top,
+        "line": {"color": OKABE_ITO[7], "width": 1, "dash": "dash"},
+    }
+    label = {
+        "name": "repeat",
+        "x": -_HALF_WIDTH - 0.45,
+        "y": (top + bottom) / 2,
+        "text": "× N layers",
+        "textangle": -90,
+        "showarrow": False,
+        "xanchor": "right",
+        "font": {"size": 13},
+    }
+    return frame, label
 
 
 def block_diagram(norm_position: str) -> go.Figure:
@@ -154,24 +162,33 @@ def block_diagram(norm_position: str) -> go.Figure:
     arrows; "repeat" labels the frame around the part that repeats per layer.
     """
     steps = block_steps(norm_position)
-    fig = go.Figure()
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     for i, step in enumerate(steps):
-        _draw_box(fig, i, step)
+        box, label = _box(i, step)
+        shapes.append(box)
+        notes.append(label)
         if i + 1 < len(steps):
-            _arrow(fig, (0, _y(i) - _HALF_HEIGHT), (0, _y(i + 1) + _HALF_HEIGHT))
+            notes.append(_arrow((0, _y(i) - _HALF_HEIGHT), (0, _y(i + 1) + _HALF_HEIGHT)))
         if step.skip_from is not None:
-            _draw_residual(fig, i, step.skip_from)
-    _draw_repeat(fig, steps)
-    fig.update_xaxes(visible=False, range=[-2.4, 2.3], fixedrange=True)
-    fig.update_yaxes(visible=False, range=[_y(len(steps) - 1) - 0.6, 0.6], fixedrange=True)
-    fig.update_layout(
-        title={"text": TITLES[norm_position], "font": {"size": 14}},
-        height=_PIXELS_PER_STEP * len(steps) + 70,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        plot_bgcolor="rgba(0,0,0,0)",
-        showlegend=False,
-    )
-    return fig
+            lines, arrow = _residual(i, step.skip_from)
+            shapes += lines
+            notes.append(arrow)
+    frame, label = _repeat(steps)
+    shapes.append(frame)
+    notes.append(label)
+    layout = {
+        "xaxis": {"visible": False, "range": [-2.4, 2.3], "fixedrange": True},
+        "yaxis": {"visible": False, "range": [_y(len(steps) - 1) - 0.6, 0.6], "fixedrange": True},
+        "shapes": shapes,
+        "annotations": notes,
+        "title": {"text": TITLES[norm_position], "font": {"size": 14}},
+        "height": _PIXELS_PER_STEP * len(steps) + 70,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "showlegend": False,
+    }
+    return figure([], layout)
 
 
 def depth_chart(result: DepthExperiment) -> go.Figure:
