@@ -26,17 +26,10 @@ from pathlib import Path
 from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from bench import chromium
 from bench.report import record
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1400, "height": 1000}
 COLD_STARTS = 3
 EDITS = 20
@@ -252,7 +245,7 @@ async def measure() -> tuple[list[tuple[str, ...]], list[str]]:
     kept: list = []
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            executable_path=chromium.EXECUTABLE, headless=True, args=chromium.ARGS
         )
         try:
             # 1. Cold start, alternating the apps; the last server of each stays up.

@@ -24,17 +24,11 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from bench import chromium
 from lnlab import ui
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1400, "height": 1000}
 SERVER_START_TIMEOUT_S = 60.0
 APP_TIMEOUT_MS = 60_000
@@ -148,14 +142,9 @@ APP_PAGES: tuple[AppPage, ...] = (
 # --- Chromium -------------------------------------------------------------------------------
 
 
-def chromium_path() -> str:
-    """Debian's Chromium, or the one named by LNLAB_CHROMIUM."""
-    return os.environ.get("LNLAB_CHROMIUM", "/usr/bin/chromium")
-
-
 def require_chromium() -> str:
     """The Chromium executable; without one, skip locally and fail in CI."""
-    path = chromium_path()
+    path = chromium.EXECUTABLE
     if os.path.isfile(path) and os.access(path, os.X_OK):
         return path
     found = shutil.which(path)
@@ -172,7 +161,7 @@ def require_chromium() -> str:
 
 def launch_options() -> dict:
     """Keyword arguments for chromium.launch, shared by the sync and async tests."""
-    return {"executable_path": require_chromium(), "headless": True, "args": CHROMIUM_ARGS}
+    return {"executable_path": require_chromium(), "headless": True, "args": chromium.ARGS}
 
 
 # --- The Streamlit server -------------------------------------------------------------------
@@ -301,9 +290,9 @@ def browser() -> Iterator[Browser]:
     """One headless Chromium for the synchronous tests."""
     options = launch_options()
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(**options)
-        yield chromium
-        chromium.close()
+        launched = playwright.chromium.launch(**options)
+        yield launched
+        launched.close()
 
 
 def new_app_page(browser: Browser) -> Page:
