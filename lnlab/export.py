@@ -158,26 +158,32 @@ import torch.nn.functional as F
 x = torch.tensor({x}, dtype=torch.float64)  # (batch, sequence, features)
 mask = torch.tensor({mask})  # True for real tokens, False for PAD
 eps = {eps}
+beta = torch.full(x.shape[-1:], {beta}, dtype=torch.float64)  # every feature; gamma = 1
 
 tokens = x.reshape(-1, x.shape[-1])
-naive = F.batch_norm(tokens, None, None, training=True, eps=eps).reshape(x.shape)
+naive = F.batch_norm(tokens, None, None, bias=beta, training=True, eps=eps).reshape(x.shape)
 
 real = tokens[mask.reshape(-1)]  # masked Batch Norm: statistics over real tokens only
-masked = torch.zeros_like(tokens)
-masked[mask.reshape(-1)] = F.batch_norm(real, None, None, training=True, eps=eps)
+masked = torch.zeros_like(tokens)  # PAD rows stay 0
+masked[mask.reshape(-1)] = F.batch_norm(real, None, None, bias=beta, training=True, eps=eps)
 masked = masked.reshape(x.shape)
 
-layer = F.layer_norm(x, x.shape[-1:], eps=eps)
+layer = F.layer_norm(x, x.shape[-1:], bias=beta, eps=eps)
 print(json.dumps({{"naive_mean": tokens.mean(0).tolist(), "masked_mean": real.mean(0).tolist(),
                   "naive": naive.tolist(), "masked": masked.tolist(), "layer": layer.tolist()}}))
 '''
 
 
-def batch_norm_script(x: np.ndarray, mask: np.ndarray, eps: float) -> str:
-    """A runnable script for naive and masked Batch Norm and Layer Norm of a padded batch."""
+def batch_norm_script(x: np.ndarray, mask: np.ndarray, eps: float, beta: float = 0.0) -> str:
+    """A runnable script for naive and masked Batch Norm and Layer Norm of a padded batch.
+
+    gamma is 1 and `beta` the same for every feature; masked Batch Norm's PAD rows are 0.
+    """
     mask_literal = (
         "["
         + ", ".join("[" + ", ".join(str(bool(v)) for v in row) + "]" for row in np.asarray(mask))
         + "]"
     )
-    return _BATCH_NORM_SCRIPT.format(x=_literal(x), mask=mask_literal, eps=repr(float(eps)))
+    return _BATCH_NORM_SCRIPT.format(
+        x=_literal(x), mask=mask_literal, eps=repr(float(eps)), beta=repr(float(beta))
+    )

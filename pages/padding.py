@@ -118,7 +118,7 @@ def _questions(inputs: tuple) -> pad.PaddingQuestions:
 @st.cache_data(max_entries=64, show_spinner=False)
 def _script(inputs: tuple) -> str:
     lab = _lab(inputs)
-    return export.batch_norm_script(lab.x, lab.mask, lab.eps)
+    return export.batch_norm_script(lab.x, lab.mask, lab.eps, lab.beta)
 
 
 Table = pa.Table | pd.DataFrame  # Arrow, or pandas for a table with NaN in it
@@ -768,11 +768,6 @@ def _exports(lab: pad.PaddingLab, inputs: tuple) -> None:
         "toolbar."
     )
     with st.expander("The PyTorch script (torch.nn.functional, float64)"):
-        if lab.beta != 0:
-            st.caption(
-                f"The script normalizes with γ = 1 and β = 0; the page adds β = {lab.beta:g} "
-                "to every output except masked Batch Norm's PAD rows."
-            )
         st.code(script, language="python")
 
 

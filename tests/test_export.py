@@ -64,13 +64,18 @@ def test_batch_norm_script_reproduces_naive_and_masked():
         dtype=float,
     )
     mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool)
-    out = run_script(batch_norm_script(x, mask, 1e-5))
-    naive, masked = lnlab.batch_norm_steps(x), lnlab.batch_norm_steps(x, mask=mask)
+    beta = 0.75
+    out = run_script(batch_norm_script(x, mask, 1e-5, beta))
+    naive = lnlab.batch_norm_steps(x, beta=beta)
+    masked = lnlab.batch_norm_steps(x, beta=beta, mask=mask)
+    layer = np.array(out["layer"])
     np.testing.assert_allclose(out["naive_mean"], naive.mean, rtol=1e-13)
     np.testing.assert_allclose(out["masked_mean"], masked.mean, rtol=1e-13)
     np.testing.assert_allclose(out["naive"], naive.y, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(out["masked"], masked.y, rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(out["layer"], lnlab.layer_norm(x), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(layer, lnlab.layer_norm(x, beta=beta), rtol=1e-12, atol=1e-13)
+    assert (layer[~mask] == beta).all()  # a PAD row's Layer Norm is exactly beta
+    assert (np.array(out["masked"])[~mask] == 0).all()  # masked Batch Norm leaves PAD rows at 0
 
 
 def test_csv_has_one_row_per_token_and_feature():
