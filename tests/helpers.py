@@ -1,4 +1,5 @@
-"""Shared by the tests: opening a page as the app serves it, and checking a figure."""
+"""Shared by the tests: opening a page as the app serves it, checking a figure, and reading
+the files its download buttons carry."""
 
 import json
 from collections.abc import Mapping
@@ -6,6 +7,8 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 import plotly.io as pio
+import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,3 +41,24 @@ def validated(fig: go.Figure) -> go.Figure:
 
 def _as_json(fig: go.Figure) -> object:
     return json.loads(pio.to_json(fig, validate=False))
+
+
+def record_downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """From now on, keep every file a download button carries: {media file id: bytes}."""
+    files: dict[str, bytes] = {}
+    store = MemoryMediaFileStorage.load_and_get_id
+
+    def keep(self, data, mimetype, kind, filename=None):
+        file_id = store(self, data, mimetype, kind, filename)
+        files[file_id] = data if isinstance(data, bytes) else data.encode()
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
+    return files
+
+
+def downloaded(at: AppTest, key: str, files: dict[str, bytes]) -> str:
+    """The text of the file behind download button `key` (recorded by record_downloads)."""
+    (button,) = [b for b in at.get("download_button") if b.proto.id.endswith(f"-{key}")]
+    file_id = button.proto.url.rsplit("/", 1)[1].split(".")[0]
+    return files[file_id].decode()

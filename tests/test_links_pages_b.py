@@ -1,5 +1,5 @@
 """Bad links on the Transformer, Conventions and GPU pages: each opens the page's default
-example with a notice, never an exception. Also the download reader their export tests share.
+example with a notice, never an exception.
 
 The default example is checked with numbers derived here (by hand or with numpy), so a link
 that half-applied would fail.
@@ -12,7 +12,6 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from helpers import page_test
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 HELLO = np.array([0.1, 0.3, -0.2, 0.8])
@@ -22,30 +21,6 @@ HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # the gpu page's six tokens, r
 def open_link(page: str, query: dict[str, str | list[str]]) -> AppTest:
     """Page `page` ("transformer") opened from a link with these query parameters."""
     return page_test(f"pages/{page}.py", query).run()
-
-
-# ---------------------------------------------------------------- downloads
-
-
-def record_downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    """From now on, keep every file a download button carries: {media file id: bytes}."""
-    files: dict[str, bytes] = {}
-    store = MemoryMediaFileStorage.load_and_get_id
-
-    def keep(self, data, mimetype, kind, filename=None):
-        file_id = store(self, data, mimetype, kind, filename)
-        files[file_id] = data if isinstance(data, bytes) else data.encode()
-        return file_id
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
-    return files
-
-
-def downloaded(at: AppTest, key: str, files: dict[str, bytes]) -> str:
-    """The text of the file behind download button `key` (recorded by record_downloads)."""
-    (button,) = [b for b in at.get("download_button") if b.proto.id.endswith(f"-{key}")]
-    file_id = button.proto.url.rsplit("/", 1)[1].split(".")[0]
-    return files[file_id].decode()
 
 
 # ---------------------------------------------------------------- the default examples

@@ -13,9 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import page_test
+from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
-from test_links_pages_b import downloaded, record_downloads
 
 PAGE = str(Path(__file__).parents[1] / "pages" / "conventions.py")
 HELLO = np.array([0.1, 0.3, -0.2, 0.8])

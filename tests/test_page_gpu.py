@@ -13,9 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import page_test
+from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
-from test_links_pages_b import downloaded, record_downloads
 
 from lnlab import timing
 

@@ -9,9 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import page_test
+from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
-from test_links_pages_b import downloaded, record_downloads
 
 from lnlab.transformer import VARIANTS, depth_experiment
 
