@@ -111,3 +111,15 @@ def test_batch_and_output_figures_are_valid(lab):
         checked = validated(fig)
         assert len(pad_washes(checked)) == int((~lab.real).sum())
         assert checked.layout.height == 120 + plots.ROW_HEIGHT * lab.real.size
+
+
+@pytest.mark.parametrize("share", [None, 0.7])
+def test_closed_form_figure_is_valid_with_two_titled_panels(lab, share):
+    fig = validated(plots.closed_form_figure(lab, 1, share))
+
+    assert [a.text for a in fig.layout.annotations] == [
+        "padded mean of f2",
+        "padded variance of f2",
+    ]
+    assert {t.xaxis for t in fig.data} == {"x", "x2"}
+    assert fig.layout.xaxis2.title.text == "share of PAD rows p"

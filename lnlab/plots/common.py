@@ -47,11 +47,14 @@ def heatmap(
     *,
     highlight: np.ndarray | None = None,
     digits: int = 3,
+    shapes: Sequence[dict[str, Any]] = (),
+    height: int | None = None,
 ) -> go.Figure:
     """A heatmap of `z` with its numbers printed, NaN cells labelled, and optional outlines.
 
     `highlight` is a boolean mask of z's shape; those cells get an outline, so a reader can
-    see which numbers feed a statistic without relying on colour.
+    see which numbers feed a statistic without relying on colour. `shapes` are drawn after
+    the outlines; `height` in pixels, or plotly's default.
     """
     z = np.asarray(z, dtype=np.float64)
     finite = z[np.isfinite(z)]
@@ -85,8 +88,11 @@ def heatmap(
                 "line": {"color": HIGHLIGHT, "width": 3},
             }
             for i, j in cells
-        ],
+        ]
+        + list(shapes),
     }
+    if height is not None:
+        layout["height"] = height
     return figure([trace], layout)
 
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from lnlab.padding import FEATURES, PaddingLab, padded_moments
-from lnlab.plots.common import OKABE_ITO, heatmap
+from lnlab.plots.common import OKABE_ITO, figure, heatmap
 
 PAD_FILL = "#7F7F7F"  # grey wash over PAD rows, on top of the colours
 ROW_HEIGHT = 26  # pixels per token row of a heatmap
+PANELS = ((0.0, 0.45), (0.55, 1.0))  # x domains of the closed form's two panels
 
 
 def safe_labels(labels: tuple[str, ...]) -> list[str]:
@@ -21,9 +22,9 @@ def safe_labels(labels: tuple[str, ...]) -> list[str]:
     return [html.escape(label, quote=False) for label in labels]
 
 
-def _mark_pads(fig: go.Figure, real: np.ndarray) -> go.Figure:
-    """Wash each PAD row in grey, across every feature, above the heatmap's colours."""
-    washes = [
+def _pad_washes(real: np.ndarray) -> list[dict[str, Any]]:
+    """A grey wash over each PAD row, across every feature, above the heatmap's colours."""
+    return [
         {
             "type": "rect",
             "x0": -0.5,
@@ -37,34 +38,36 @@ def _mark_pads(fig: go.Figure, real: np.ndarray) -> go.Figure:
         }
         for i in np.flatnonzero(~real)
     ]
-    # one update for all shapes: fig.add_shape per shape re-validates every earlier one
-    fig.update_layout(
-        shapes=[*fig.layout.shapes, *washes],
-        height=120 + ROW_HEIGHT * real.size,  # the title and the feature names sit on top
+
+
+def _batch_heatmap(
+    z: np.ndarray, lab: PaddingLab, title: str, highlight: np.ndarray | None = None
+) -> go.Figure:
+    """Tokens x features of the batch, PAD rows greyed; the title and feature names on top."""
+    return heatmap(
+        z.reshape(-1, len(FEATURES)),
+        safe_labels(lab.labels),
+        FEATURES,
+        title,
+        highlight=highlight,
+        shapes=_pad_washes(lab.real),
+        height=120 + ROW_HEIGHT * lab.real.size,
     )
-    return fig
 
 
 def batch_figure(lab: PaddingLab, highlight: np.ndarray, title: str) -> go.Figure:
     """The stacked tokens x features batch; PAD rows greyed, the cells in `highlight`
     outlined."""
-    fig = heatmap(lab.tokens, safe_labels(lab.labels), FEATURES, title, highlight=highlight)
-    return _mark_pads(fig, lab.real)
+    return _batch_heatmap(lab.tokens, lab, title, highlight)
 
 
 def output_figures(lab: PaddingLab) -> tuple[go.Figure, go.Figure, go.Figure]:
     """The outputs of naive Batch Norm, masked Batch Norm and Layer Norm, PAD rows greyed."""
-    rows = safe_labels(lab.labels)
-    outputs = (
-        (lab.norms.naive_bn.y, "Batch Norm, naive"),
-        (lab.norms.masked_bn.y, "Batch Norm, masked"),
-        (lab.norms.ln.y, "Layer Norm"),
+    return (
+        _batch_heatmap(lab.norms.naive_bn.y, lab, "Batch Norm, naive"),
+        _batch_heatmap(lab.norms.masked_bn.y, lab, "Batch Norm, masked"),
+        _batch_heatmap(lab.norms.ln.y, lab, "Layer Norm"),
     )
-    figures = tuple(
-        _mark_pads(heatmap(y.reshape(-1, len(FEATURES)), rows, FEATURES, title), lab.real)
-        for y, title in outputs
-    )
-    return figures  # type: ignore[return-value]
 
 
 def closed_form_figure(
@@ -83,50 +86,74 @@ def closed_form_figure(
     marks = padded_moments(calculator_share, mu, var) if calculator_share is not None else None
     computed = (cf.computed_mean[feature], cf.computed_var[feature])
     name = FEATURES[feature]
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        subplot_titles=(f"padded mean of {name}", f"padded variance of {name}"),
-    )
-    for col, (curve, value) in enumerate(zip(curves, computed, strict=True), start=1):
-        first = col == 1
-        fig.add_trace(
-            go.Scatter(
-                x=p,
-                y=curve,
-                mode="lines",
-                name="closed form",
-                line={"color": OKABE_ITO[0]},
-                showlegend=first,
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[cf.share],
-                y=[value],
-                mode="markers",
-                name="computed from this batch",
-                marker={"color": OKABE_ITO[1], "size": 12},
-                showlegend=first,
-            ),
-            row=1,
-            col=col,
-        )
+    titles = (f"padded mean of {name}", f"padded variance of {name}")
+    data = []
+    for col, (curve, value) in enumerate(zip(curves, computed, strict=True)):
+        axes = {"xaxis": _axis("x", col), "yaxis": _axis("y", col), "showlegend": col == 0}
+        data += [
+            {
+                "type": "scatter",
+                "x": p.tolist(),
+                "y": curve.tolist(),
+                "mode": "lines",
+                "name": "closed form",
+                "line": {"color": OKABE_ITO[0]},
+                **axes,
+            },
+            {
+                "type": "scatter",
+                "x": [cf.share],
+                "y": [float(value)],
+                "mode": "markers",
+                "name": "computed from this batch",
+                "marker": {"color": OKABE_ITO[1], "size": 12},
+                **axes,
+            },
+        ]
         if marks is not None:
-            fig.add_trace(
-                go.Scatter(
-                    x=[calculator_share],
-                    y=[float(marks[col - 1])],
-                    mode="markers",
-                    name="calculator's share",
-                    marker={"color": OKABE_ITO[2], "size": 12, "symbol": "diamond"},
-                    showlegend=first,
-                ),
-                row=1,
-                col=col,
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": [calculator_share],
+                    "y": [float(marks[col])],
+                    "mode": "markers",
+                    "name": "calculator's share",
+                    "marker": {"color": OKABE_ITO[2], "size": 12, "symbol": "diamond"},
+                    **axes,
+                }
             )
-        fig.update_xaxes(title_text="share of PAD rows p", range=[0, 1], row=1, col=col)
-    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10})
-    return fig
+    layout: dict[str, Any] = {
+        "height": 360,
+        "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        "annotations": [_panel_title(t, domain) for t, domain in zip(titles, PANELS, strict=True)],
+    }
+    for col, domain in enumerate(PANELS):
+        x, y = _axis("x", col), _axis("y", col)
+        layout["xaxis" + x[1:]] = {
+            "anchor": y,
+            "domain": domain,
+            "range": [0, 1],
+            "title": {"text": "share of PAD rows p"},
+        }
+        layout["yaxis" + y[1:]] = {"anchor": x, "domain": [0.0, 1.0]}
+    return figure(data, layout)
+
+
+def _axis(letter: str, col: int) -> str:
+    """Plotly's name for panel `col`'s axis: x, x2 (or y, y2)."""
+    return letter if col == 0 else f"{letter}{col + 1}"
+
+
+def _panel_title(text: str, domain: tuple[float, float]) -> dict[str, Any]:
+    """A subplot's title above its panel, as make_subplots writes it."""
+    return {
+        "text": text,
+        "font": {"size": 16},
+        "showarrow": False,
+        "xref": "paper",
+        "yref": "paper",
+        "x": sum(domain) / 2,
+        "y": 1.0,
+        "xanchor": "center",
+        "yanchor": "bottom",
+    }

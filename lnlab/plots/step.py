@@ -146,6 +146,5 @@ def prompt_heatmap(z: np.ndarray, labels: Sequence[str], title: str, token: int)
     rows = [f"{i}: {html.escape(label)}" for i, label in enumerate(labels, start=1)]
     highlight = np.zeros(z.shape, dtype=bool)
     highlight[token] = True
-    fig = heatmap(z, rows, feature_names(z.shape[1]), title, highlight=highlight)
-    fig.layout.height = 120 + 36 * len(rows)
-    return fig
+    columns = feature_names(z.shape[1])
+    return heatmap(z, rows, columns, title, highlight=highlight, height=120 + 36 * len(rows))
