@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import validated
 
 from lnlab.conventions import (
     CHECK_CASES,
@@ -358,3 +359,18 @@ def test_claim_errors_mark_wrong_claims_above_the_line():
     for ratio, colour, v in zip(bar.y, bar.marker.color, result.verdicts, strict=True):
         assert (ratio <= 1) == v.holds
         assert (colour == HIGHLIGHT) == (not v.holds)
+
+
+def test_every_conventions_figure_is_valid():
+    case = check_case("seed003-ln-sample1")
+    figures = (
+        outputs_by_convention(compare_conventions(TOKENS[:2]), 1, "token 2"),
+        groupings_heatmap(compare_axes(np.array([[0.2, 0.1, 0.3], [0.5, 0.1, 0.1]])), ["a", "b"]),
+        claim_errors(check_claims(case.x, case.mean, case.std, out_text=case.out)),
+    )
+
+    checked = [validated(fig) for fig in figures]
+
+    assert checked[1].layout.title.y == 0.97
+    assert [(s.y0, s.y1) for s in checked[2].layout.shapes] == [(1, 1)]  # the "rounds" line
+    assert checked[2].layout.yaxis.type == "log"

@@ -94,3 +94,10 @@ def test_depth_chart_plots_the_experiment_on_a_log_axis():
     assert len({t.marker.symbol for t in fig.data[:3]}) == 3
     assert fig.data[3].x == (7,)
     assert fig.data[3].y[0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_depth_chart_is_a_valid_figure():
+    fig = validated(depth_chart(depth_experiment(5)))
+
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick == 1
+    assert fig.data[-1].x == (5,)

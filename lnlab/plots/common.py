@@ -49,12 +49,14 @@ def heatmap(
     digits: int = 3,
     shapes: Sequence[dict[str, Any]] = (),
     height: int | None = None,
+    top: int = 90,
 ) -> go.Figure:
     """A heatmap of `z` with its numbers printed, NaN cells labelled, and optional outlines.
 
     `highlight` is a boolean mask of z's shape; those cells get an outline, so a reader can
     see which numbers feed a statistic without relying on colour. `shapes` are drawn after
-    the outlines; `height` in pixels, or plotly's default.
+    the outlines; `height` in pixels, or plotly's default; `top` is the top margin, which
+    holds the title and, under it, the column labels.
     """
     z = np.asarray(z, dtype=np.float64)
     finite = z[np.isfinite(z)]
@@ -74,8 +76,7 @@ def heatmap(
     }
     layout = {
         "title": {"text": title},
-        # a top margin that leaves room for the column labels under the title
-        "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": top, "b": 10},
         "xaxis": {"type": "category", "side": "top"},
         "yaxis": {"type": "category", "autorange": "reversed"},
         "shapes": [

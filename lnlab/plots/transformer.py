@@ -193,38 +193,41 @@ def block_diagram(norm_position: str) -> go.Figure:
 
 def depth_chart(result: DepthExperiment) -> go.Figure:
     """RMS of the residual stream after each layer, one line per variant, log y axis."""
-    fig = go.Figure()
-    for variant in VARIANTS:
-        colour, dash, symbol = VARIANT_STYLES[variant]
-        fig.add_trace(
-            go.Scatter(
-                x=result.layers.tolist(),
-                y=result.rms[variant].tolist(),
-                name=variant,
-                mode="lines+markers",
-                line={"color": colour, "dash": dash, "width": 2},
-                marker={"symbol": symbol, "size": 6},
-                hovertemplate=f"{variant}, layer %{{x}}: RMS %{{y:.4g}}<extra></extra>",
-            )
-        )
-    fig.add_trace(
-        go.Scatter(
-            x=[result.depth],
-            y=[result.pre_norm_final_rms],
-            name="pre-norm, after the final LN",
-            mode="markers",
-            marker={"symbol": "star", "size": 14, "color": OKABE_ITO[1], "line": {"width": 1}},
-            hovertemplate="after the final LN: RMS %{y:.4g}<extra></extra>",
-        )
-    )
-    fig.update_xaxes(title="layer (0 = the input)")
-    fig.update_yaxes(  # one tick per power of ten, so the log scale cannot be misread
-        type="log", dtick=1, exponentformat="power", title="RMS of the residual stream (log scale)"
-    )
-    fig.update_layout(
-        title=f"Size of the activations through {result.depth} layers",
-        height=460,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
-        legend={"orientation": "h", "y": -0.2},
-    )
-    return fig
+    lines = [
+        {
+            "type": "scatter",
+            "x": result.layers.tolist(),
+            "y": result.rms[variant].tolist(),
+            "name": variant,
+            "mode": "lines+markers",
+            "line": {"color": colour, "dash": dash, "width": 2},
+            "marker": {"symbol": symbol, "size": 6},
+            "hovertemplate": f"{variant}, layer %{{x}}: RMS %{{y:.4g}}<extra></extra>",
+        }
+        for variant in VARIANTS
+        for colour, dash, symbol in [VARIANT_STYLES[variant]]
+    ]
+    final = {
+        "type": "scatter",
+        "x": [result.depth],
+        "y": [result.pre_norm_final_rms],
+        "name": "pre-norm, after the final LN",
+        "mode": "markers",
+        "marker": {"symbol": "star", "size": 14, "color": OKABE_ITO[1], "line": {"width": 1}},
+        "hovertemplate": "after the final LN: RMS %{y:.4g}<extra></extra>",
+    }
+    layout = {
+        "title": {"text": f"Size of the activations through {result.depth} layers"},
+        "xaxis": {"title": {"text": "layer (0 = the input)"}},
+        # one tick per power of ten, so the log scale cannot be misread
+        "yaxis": {
+            "type": "log",
+            "dtick": 1,
+            "exponentformat": "power",
+            "title": {"text": "RMS of the residual stream (log scale)"},
+        },
+        "height": 460,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "legend": {"orientation": "h", "y": -0.2},
+    }
+    return figure([*lines, final], layout)
