@@ -2,7 +2,7 @@
 
 import importlib
 
-BENCHMARKS = ("bench.pages", "bench.throughput", "bench.browser")
+BENCHMARKS = ("bench.pages", "bench.throughput", "bench.browser", "bench.sessions")
 
 for name in BENCHMARKS:
     try:

@@ -1,0 +1,310 @@
+"""Many sessions against the server alone: Streamlit's websocket protocol, no browser.
+
+Run: `.venv/bin/python -m bench.sessions`. Starts the app with bench.browser.serve and opens
+1, 10 and 30 sessions on /step_through, each a websocket speaking Streamlit's protobufs as the
+browser does (rerun requests with widget states, the ForwardMsg cache), with no rendering. Each
+session types "1, 2, 3, 4, k" into the text box five times; an edit's latency is the time from
+sending the rerun request to receiving step 1's metric with the new mean (checked), and to
+the run's script_finished. Prints a table and appends it to bench/results/sessions.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Coroutine, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ContextInfo
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
+
+from bench.browser import LNLAB, Server, percentile, serve
+from bench.report import record
+
+STREAM = "/_stcore/stream"
+PAGE = LNLAB.path.strip("/")  # the browser's first request names the page by its URL path
+MAIN = 0  # delta_path[0] of the main area (the sidebar is 1)
+# The page's other inputs: an edit sends only the text box's state, so these must come back
+# exactly as they were (the browser would send them all, unchanged).
+KEPT = ("st_preset", "st_labels", "st_token", "st_eps", "st_gamma", "st_beta", "st_quiz")
+SESSION_COUNTS = (1, 10, 30)
+CLASSROOM = 30  # sessions in the classroom phase
+EDITS = 5
+CLASSROOM_PAUSE_S = 3.0  # the classroom phase waits 0 to this long before each edit
+SEED = 1
+LOAD_TIMEOUT_S = 60.0
+EDIT_TIMEOUT_S = 30.0
+PHASE_BUDGET_S = 60.0
+TOTAL_S = 170.0  # every phase together, so that the run ends within about 3 minutes
+
+
+class WrongPage(AssertionError):
+    """The server answered, but not with what the page should show."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One script run as the client saw it: step 1's metric and when things arrived."""
+
+    metric: str | None
+    metric_ms: float | None
+    finished_ms: float
+
+
+class Session:
+    """One browser tab as the server sees it: a websocket, the URL's query string, the page's
+    hash, the ForwardMsg cache and the widgets of the last run (by user key)."""
+
+    def __init__(self, ws: ClientConnection, url: str) -> None:
+        self.ws = ws
+        self.url = url
+        self.query_string = ""
+        self.page_hash = ""  # from the navigation message of the first run
+        self.cache: dict[str, ForwardMsg] = {}
+        self.widgets: dict[str, Any] = {}
+
+    async def _receive(self) -> ForwardMsg:
+        """The next ForwardMsg, a cache reference replaced by the message it names."""
+        msg = ForwardMsg()
+        msg.ParseFromString(await self.ws.recv(decode=False))
+        if msg.WhichOneof("type") == "ref_hash":
+            cached = self.cache[msg.ref_hash]
+            cached.metadata.CopyFrom(msg.metadata)  # where it goes this time
+            return cached
+        if msg.metadata.cacheable:
+            self.cache[msg.hash] = msg
+        return msg
+
+    async def rerun(self, states: Sequence[WidgetState] = ()) -> Run:
+        """Ask for a script run with these widget states; read messages until it finishes."""
+        back = BackMsg()
+        client = back.rerun_script
+        client.query_string = self.query_string
+        if self.page_hash:
+            client.page_script_hash = self.page_hash
+        else:
+            client.page_name = PAGE
+        client.widget_states.widgets.extend(states)
+        client.cached_message_hashes.extend(self.cache)
+        url = f"{self.url}?{self.query_string}" if self.query_string else self.url
+        client.context_info.CopyFrom(
+            ContextInfo(timezone="UTC", timezone_offset=0, locale="en-US", url=url)
+        )
+        start = time.perf_counter()
+        await self.ws.send(back.SerializeToString())
+        metric = metric_ms = None
+        while True:
+            msg = await self._receive()
+            kind = msg.WhichOneof("type")
+            if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                element = msg.delta.new_element
+                name = element.WhichOneof("type")
+                item = getattr(element, name)
+                if name == "exception":
+                    raise WrongPage(f"the page raised {item.type}: {item.message}")
+                if name == "metric" and metric is None and msg.metadata.delta_path[0] == MAIN:
+                    metric, metric_ms = item.body, (time.perf_counter() - start) * 1e3
+                if getattr(item, "id", ""):  # a widget: $$ID-<hash>-<user key>
+                    self.widgets[item.id.split("-", 2)[-1]] = item
+            elif kind == "navigation":
+                self.page_hash = msg.navigation.page_script_hash
+            elif kind == "page_info_changed":  # the page wrote the URL (its share link)
+                self.query_string = msg.page_info_changed.query_string
+            elif kind == "script_finished":
+                if msg.script_finished != ForwardMsg.FINISHED_SUCCESSFULLY:
+                    raise WrongPage(f"the run ended with status {msg.script_finished}")
+                return Run(metric, metric_ms, (time.perf_counter() - start) * 1e3)
+
+    async def edit(self, k: int) -> Run:
+        """Type "1, 2, 3, 4, k" into the text box and apply it; check what the page shows."""
+        kept = {key: self.widgets.get(key) for key in KEPT}
+        text = self.widgets[LNLAB.text_key]
+        run = await self.rerun([WidgetState(id=text.id, string_value=f"1, 2, 3, 4, {k}")])
+        if run.metric != LNLAB.shown(k):
+            raise WrongPage(f"step 1 shows {run.metric!r}, not {LNLAB.shown(k)!r}")
+        changed = [key for key, widget in kept.items() if self.widgets.get(key) != widget]
+        if changed:
+            raise WrongPage(f"the edit changed other inputs: {', '.join(changed)}")
+        return run
+
+
+def cpu_s(server: Server) -> float:
+    """CPU seconds (user and system, every thread) the streamlit process has used so far."""
+    stat = Path(f"/proc/{server.process.pid}/stat").read_text()
+    utime, stime = stat.rsplit(")", 1)[1].split()[11:13]
+    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+
+
+async def open_session(stack: AsyncExitStack, server: Server) -> tuple[Session, float]:
+    """Connect and load the page (closed with `stack`); ms from connecting to script_finished."""
+    start = time.perf_counter()
+    ws_url = server.url.replace("http://", "ws://", 1) + STREAM
+    ws = await stack.enter_async_context(
+        connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
+    )
+    session = Session(ws, server.url + LNLAB.path)
+    run = await session.rerun()
+    if LNLAB.text_key not in session.widgets or run.metric is None:
+        raise WrongPage(f"{LNLAB.path} has no text box {LNLAB.text_key!r} or no metric")
+    return session, (time.perf_counter() - start) * 1e3
+
+
+@dataclass
+class Phase:
+    """A phase and what it measured so far (kept when its budget runs out)."""
+
+    name: str
+    count: int
+    pause_s: float = 0.0
+    load_ms: list[float] = field(default_factory=list)
+    metric_ms: list[float] = field(default_factory=list)
+    finished_ms: list[float] = field(default_factory=list)
+    failed: int = 0
+    rss_mib: float | None = None  # with every session loaded
+    cpu_s: float | None = None  # the server's, over the edits
+
+
+async def run_phase(server: Server, phase: Phase) -> None:
+    """`phase.count` sessions open the page at once, then each makes EDITS edits back to back,
+    each after a random pause of up to `phase.pause_s`; fills `phase` as it goes."""
+    rng = random.Random(SEED)
+    pauses = [[rng.uniform(0, phase.pause_s) for _ in range(EDITS)] for _ in range(phase.count)]
+    async with AsyncExitStack() as stack:
+        async with asyncio.timeout(LOAD_TIMEOUT_S):
+            opened = await asyncio.gather(
+                *(open_session(stack, server) for _ in range(phase.count))
+            )
+        phase.load_ms = [ms for _, ms in opened]
+        phase.rss_mib = server.rss_mib()
+
+        async def work(i: int, session: Session) -> None:
+            for j in range(EDITS):
+                await asyncio.sleep(pauses[i][j])
+                try:
+                    async with asyncio.timeout(EDIT_TIMEOUT_S):
+                        run = await session.edit(1000 * (i + 1) + j)
+                except (TimeoutError, ConnectionClosed):
+                    phase.failed += EDITS - j  # the session's state is unknown from here on
+                    return
+                phase.metric_ms.append(run.metric_ms)
+                phase.finished_ms.append(run.finished_ms)
+
+        cpu_start = cpu_s(server)
+        await asyncio.gather(*(work(i, s) for i, (s, _) in enumerate(opened)))
+        phase.cpu_s = cpu_s(server) - cpu_start
+
+
+def _spread(samples: Sequence[float], scale: float = 1.0, digits: int = 0) -> str:
+    """p50 / p95 / max of the samples (divided by `scale`), or a dash without samples."""
+    if not samples:
+        return "—"
+    values = (percentile(samples, 0.5), percentile(samples, 0.95), max(samples))
+    return " / ".join(f"{v / scale:.{digits}f}" for v in values)
+
+
+def row(phase: Phase) -> tuple[str, ...]:
+    """The phase's line of the table."""
+    done = len(phase.metric_ms)
+    load = _spread(phase.load_ms, 1e3, 1)
+    rss = "—" if phase.rss_mib is None else f"{phase.rss_mib:.0f}"
+    cpu = "—" if phase.cpu_s is None or not done else f"{phase.cpu_s / done * 1e3:.0f}"
+    return (
+        phase.name,
+        f"{done}/{phase.count * EDITS} ({phase.failed} failed)",
+        load,
+        _spread(phase.metric_ms),
+        _spread(phase.finished_ms),
+        cpu,
+        rss,
+    )
+
+
+async def measure() -> tuple[list[tuple[str, ...]], list[str]]:
+    rows: list[tuple[str, ...]] = [
+        (
+            "phase",
+            "edits done",
+            "load p50 / p95 / max (s)",
+            "edit to metric p50 / p95 / max (ms)",
+            "edit to finished p50 / p95 / max (ms)",
+            "server CPU per edit (ms)",
+            "server RSS (MiB)",
+        )
+    ]
+    notes: list[str] = []
+    deadline = time.monotonic() + TOTAL_S
+
+    async def budgeted(name: str, work: Coroutine) -> None:
+        """Run one phase within its budget and the run's; on failure note why."""
+        budget_s = min(PHASE_BUDGET_S, deadline - time.monotonic())
+        if budget_s < 5:
+            work.close()
+            notes.append(f"{name} skipped: the run's {TOTAL_S:.0f} s were spent")
+            return
+        try:
+            await asyncio.wait_for(work, budget_s)
+        except TimeoutError:
+            notes.append(
+                f"{name} timed out: loading took over {LOAD_TIMEOUT_S:.0f} s or the phase "
+                f"over its {budget_s:.0f} s"
+            )
+        except Exception as err:  # a benchmark reports a failed phase, it does not crash
+            notes.append(f"{name} failed: {type(err).__name__}: {str(err)[:300]}")
+
+    phases = [Phase(f"{n} session{'s' * (n > 1)}", n) for n in SESSION_COUNTS]
+    pauses = f"0-{CLASSROOM_PAUSE_S:.0f} s pauses"
+    phases.append(
+        Phase(f"{CLASSROOM} sessions, classroom ({pauses})", CLASSROOM, CLASSROOM_PAUSE_S)
+    )
+    async with serve(LNLAB) as server:
+        for phase in phases:
+            await budgeted(phase.name, run_phase(server, phase))
+            rows.append(row(phase))
+            if phase is phases[0]:
+                rss = f"{server.rss_mib():.0f}"
+                rows.append((f"idle, after the {phase.name} phase", *["—"] * 5, rss))
+    return rows, notes
+
+
+def main() -> None:
+    load_before = os.getloadavg()
+    start, cpu_start = time.monotonic(), time.process_time()
+    rows, notes = asyncio.run(measure())
+    load_after = os.getloadavg()
+    notes.append(
+        "This measures the server alone: each session is a websocket speaking Streamlit's "
+        "protocol with no rendering, so a browser adds its own rendering time to these numbers "
+        "(bench.browser measures that for one session). Edit = send the text box's new value "
+        "'1, 2, 3, 4, k' in a rerun request; 'metric' is when step 1's mean arrives with the "
+        "new value (checked), 'finished' when the run's script_finished does. An edit sends "
+        "only the text box's state; the page's other inputs are checked to come back "
+        "unchanged. Target: p95 "
+        f"under 1000 ms with 30 sessions. Sessions of a phase load at once; then each makes "
+        f"{EDITS} edits back to back, the classroom phase after a random pause (seed {SEED}). "
+        "Server CPU per edit is the streamlit process's CPU time over a phase's edits divided "
+        "by the edits: script runs share one Python interpreter (its GIL), so N edits at once "
+        "take roughly N times that, however many cores there are."
+    )
+    notes.append(
+        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.1f}' for v in load_before)}; "
+        f"after: {', '.join(f'{v:.1f}' for v in load_after)} on {os.cpu_count()} CPUs "
+        f"(shared with other work). The client used {time.process_time() - cpu_start:.0f} s "
+        f"of CPU on the same cores. Total {time.monotonic() - start:.0f} s. Closed sessions "
+        "stay in the server for server.disconnectedSessionTTL (120 s), so a phase's RSS "
+        "includes the sessions of the phases before it."
+    )
+    record("sessions", "Server-side sessions: edit-to-update and memory", rows, "\n\n".join(notes))
+
+
+if __name__ == "__main__":
+    main()
