@@ -6,11 +6,11 @@ reductions differ in spelling. Three choices make it exact where the textbook fo
 1. Shift first. Each group is shifted by one of its own members before the two-pass mean and
    variance, so a constant group is exactly zero after the shift (its output is exactly beta,
    or NaN when eps = 0, never a silent -1) and `1e4 + x` gives bit-for-bit the answer for `x`.
-2. Scale where squaring would overflow or underflow (1e200, 1e-200). Such a group's centred
-   values are divided by a power of two `s` near their largest magnitude:
-   x_hat = u / sqrt(r + eps / s^2), with u = c / s and r = mean(u^2) = var / s^2.
-   Dividing by a power of two is exact, so a group that needs no scaling gets the same bits
-   either way, and the common case skips the scaling passes.
+2. Scale where squaring would overflow or underflow (1e200, 1e-200). If any group's squares
+   would, every group's centred values are divided by a power of two `s` at or just below
+   their largest magnitude: x_hat = u / sqrt(r + eps / s^2), with u = c / s and
+   r = mean(u^2) = var / s^2. Dividing by a power of two is exact, so a group that needs no
+   scaling gets the same bits either way, and the common case skips the scaling passes.
 3. float16 and bfloat16 are storage types: the input is rounded to them, the arithmetic runs in
    float32 (as torch's own kernels do), and the outputs are rounded back.
 
@@ -90,24 +90,26 @@ class _Ops:
             return (a * a).sum(dim=axis, keepdim=True)
         return np.expand_dims(np.vecdot(a, a, axis=axis), axis)  # no temporary a * a
 
-    def pow2_above_abs(self, a: Array, axis: int) -> Array:
-        """The power of two just above each group's largest magnitude (1 for an all-zero group)."""
+    def pow2_below_abs(self, a: Array, axis: int) -> Array:
+        """The power of two at or just below each group's largest magnitude (1/2 for an all-zero
+        group). Not above: for a magnitude near the largest float that would be inf."""
         xp = self.xp
         if self.torch:
             top = a.abs().amax(dim=axis, keepdim=True)
         else:
             top = np.abs(a).max(axis=axis, keepdims=True)
-        return xp.ldexp(xp.ones_like(top), xp.frexp(top)[1])
+        return xp.ldexp(xp.ones_like(top), xp.frexp(top)[1] - 1)
 
-    def squares_intact(self, sum_squares: Array, n: int) -> bool:
-        """Whether every group's sum of squares neither overflowed nor lost bits to underflow.
+    def squares_intact(self, sum_squares: Array, n: int, eps: float) -> bool:
+        """Whether every group's sum of squares neither overflowed nor lost bits to underflow,
+        and var + eps cannot overflow.
 
         Below n * tiny / eps the products lost to underflow could matter. That includes 0: a
         constant group, or squares that all underflowed; scaling tells them apart.
         """
         info = bk.get_torch().finfo(sum_squares.dtype) if self.torch else np.finfo(np.float64)
-        small = n * info.tiny / info.eps
-        return bool(((sum_squares >= small) & (sum_squares <= info.max)).all())
+        small, large = n * info.tiny / info.eps, info.max / 2
+        return eps <= large and bool(((sum_squares >= small) & (sum_squares <= large)).all())
 
 
 @dataclass(frozen=True)
@@ -154,10 +156,12 @@ def _as_array(x: Any, name: str = "x") -> np.ndarray:
     """x as float64, or as it is if it is float32 (widened later, a block at a time)."""
     try:
         a = np.asarray(x)
+        if np.iscomplexobj(a):
+            raise TypeError("complex")
         if a.dtype != np.float32:
-            a = a.astype(np.float64)
+            a = a.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be an array of numbers") from exc
+        raise InputError(f"{name} must be an array of real numbers") from exc
     if a.ndim == 0 or a.size == 0:
         raise InputError(f"{name} must have at least one element")
     return a
@@ -211,14 +215,14 @@ def _standardize(
         c = xp.where(valid, c, 0.0)
     divisor = n - 1 if unbiased else n
     sum_squares = ops.sum_squares(c, axis)
-    if ops.squares_intact(sum_squares, n):  # the usual case: no scaling needed
+    if ops.squares_intact(sum_squares, n, eps):  # the usual case: no scaling needed
         var = sum_squares / divisor
         std = xp.sqrt(var) + eps if eps_outside else xp.sqrt(var + eps)
         return mean_d, var, std, c / std
-    s = ops.pow2_above_abs(c, axis)
+    s = ops.pow2_below_abs(c, axis)
     u = c / s
     r = ops.sum_squares(u, axis) / divisor  # var / s^2
-    var = s * s * r
+    var = s * (s * r)  # not (s * s) * r: s * s alone can overflow where var does not
     if eps_outside:
         std = s * xp.sqrt(r) + eps
         return mean_d, var, std, c / std

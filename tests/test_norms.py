@@ -461,7 +461,7 @@ def test_numpy_blocks_and_float32_input_change_no_bit():
     rows = 3 * (lnlab.norms.BLOCK_ELEMENTS // features) + 5  # three full blocks and a part
     x = np.random.default_rng(3).standard_normal((rows, features), dtype=np.float32)
     x[7] = 2.5  # a constant row takes the scaled path inside its block
-    x[-1] *= np.float32(1e-30)  # squares underflow
+    x[-1, 3] = np.nan  # so does a row with a NaN, in the last, partial block
 
     whole = lnlab.layer_norm_steps(x, GAMMA4[0], BETA4[1])
     one_by_one = [lnlab.layer_norm_steps(row.astype(np.float64), GAMMA4[0], BETA4[1]) for row in x]
@@ -470,6 +470,41 @@ def test_numpy_blocks_and_float32_input_change_no_bit():
         assert_array_equal(getattr(whole, name), np.stack([getattr(t, name) for t in one_by_one]))
     assert whole.x.dtype == np.float64
     assert_array_equal(whole.y[7], np.full(features, BETA4[1]))
+    assert np.isnan(whole.y[-1]).all() and not np.isnan(whole.y[:-1]).any()
+
+
+NEAR_MAX = {"float64": 1.7e308, "float32": 3e38}
+
+
+@pytest.mark.parametrize("cfg", PRECISE_CONFIGS, ids=str)
+def test_values_near_the_largest_float(cfg):
+    """Scaling rounds down to a power of two: rounding up would make the scale inf here."""
+    big = NEAR_MAX["float32" if cfg.dtype == "float32" else "float64"]
+    x = np.array([0.0, 0.0, 0.0, big])
+
+    y = lnlab.layer_norm(x, eps=0.0, **cfg.kwargs)
+    rms = lnlab.rms_norm(np.array([big, big / 2]), eps=0.0, **cfg.kwargs)
+
+    assert_allclose(y, [-1 / 3**0.5] * 3 + [3**0.5], rtol=cfg.rtol)
+    assert_allclose(rms, [1.6**0.5, 0.5 * 1.6**0.5], rtol=cfg.rtol)  # rms = big * sqrt(5 / 8)
+
+
+def test_variance_near_the_largest_float_is_finite():
+    """var = 1.44e308 is a float even though s * s would not be."""
+    trace = lnlab.layer_norm_steps([-1.2e154, 1.2e154], eps=0.0)
+
+    assert_allclose(trace.var, [1.44e308], rtol=F64_TOL)
+    assert_allclose(trace.x_hat, [-1.0, 1.0], rtol=F64_TOL)
+
+
+def test_a_huge_eps_does_not_overflow():
+    """var + eps would overflow on the unscaled path; the scaled one gives sqrt(var + eps)."""
+    eps, c = 1.5e308, 0.7e154
+    trace = lnlab.layer_norm_steps([-c, c], eps=eps)
+
+    std = (c * c + eps) ** 0.5 if np.isfinite(c * c + eps) else c * (1 + eps / c / c) ** 0.5
+    assert_allclose(trace.std, [std], rtol=F64_TOL)
+    assert_allclose(trace.x_hat, [-c / std, c / std], rtol=F64_TOL)
 
 
 @pytest.mark.parametrize("cfg", FLOAT64_CONFIGS, ids=str)
@@ -787,6 +822,7 @@ BAD_CALLS = {
     "empty x": lambda: lnlab.layer_norm([]),
     "scalar x": lambda: lnlab.layer_norm(3.0),
     "text x": lambda: lnlab.layer_norm(["a", "b"]),
+    "complex x": lambda: lnlab.layer_norm([1 + 5j, 3.0, 2.0]),
     "batch norm all padding": lambda: lnlab.batch_norm(PADDED, mask=np.zeros((2, 3), bool)),
     "batch norm mask shape": lambda: lnlab.batch_norm(PADDED, mask=np.ones((3, 2), bool)),
     "batch norm mask per feature": lambda: lnlab.batch_norm(PADDED, mask=np.ones(PADDED.shape)),
