@@ -373,4 +373,5 @@ def test_every_conventions_figure_is_valid():
 
     assert checked[1].layout.title.y == 0.97
     assert [(s.y0, s.y1) for s in checked[2].layout.shapes] == [(1, 1)]  # the "rounds" line
+    assert checked[2].layout.annotations[0].y == 0  # its label: log10(1) on the log axis
     assert checked[2].layout.yaxis.type == "log"

@@ -39,6 +39,26 @@ def figure(data: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
+def axis_name(letter: str, panel: int) -> str:
+    """Plotly's name for the x or y axis of panel 0, 1, ...: x, x2, ... (or y, y2, ...)."""
+    return letter if panel == 0 else f"{letter}{panel + 1}"
+
+
+def panel_title(text: str, domain: Sequence[float]) -> dict[str, Any]:
+    """A panel's title, centred above its x domain (as make_subplots writes one)."""
+    return {
+        "text": text,
+        "font": {"size": 16},
+        "showarrow": False,
+        "xref": "paper",
+        "yref": "paper",
+        "x": sum(domain) / 2,
+        "y": 1.0,
+        "xanchor": "center",
+        "yanchor": "bottom",
+    }
+
+
 def heatmap(
     z: np.ndarray,
     rows: Sequence[str],

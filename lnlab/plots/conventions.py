@@ -103,7 +103,7 @@ def claim_errors(result: CheckResult) -> go.Figure:
                 "xref": "x domain",
                 "yref": "y",
                 "x": 0,
-                "y": 1,
+                "y": 0,  # on a log axis an annotation's y is log10: the line at 1
                 "xanchor": "left",
                 "yanchor": "bottom",
                 "showarrow": False,

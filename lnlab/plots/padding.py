@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from lnlab.padding import FEATURES, PaddingLab, padded_moments
-from lnlab.plots.common import OKABE_ITO, figure, heatmap
+from lnlab.plots.common import OKABE_ITO, axis_name, figure, heatmap, panel_title
 
 PAD_FILL = "#7F7F7F"  # grey wash over PAD rows, on top of the colours
 ROW_HEIGHT = 26  # pixels per token row of a heatmap
@@ -89,7 +89,7 @@ def closed_form_figure(
     titles = (f"padded mean of {name}", f"padded variance of {name}")
     data = []
     for col, (curve, value) in enumerate(zip(curves, computed, strict=True)):
-        axes = {"xaxis": _axis("x", col), "yaxis": _axis("y", col), "showlegend": col == 0}
+        axes = {"xaxis": axis_name("x", col), "yaxis": axis_name("y", col), "showlegend": col == 0}
         data += [
             {
                 "type": "scatter",
@@ -125,10 +125,10 @@ def closed_form_figure(
     layout: dict[str, Any] = {
         "height": 360,
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
-        "annotations": [_panel_title(t, domain) for t, domain in zip(titles, PANELS, strict=True)],
+        "annotations": [panel_title(t, domain) for t, domain in zip(titles, PANELS, strict=True)],
     }
     for col, domain in enumerate(PANELS):
-        x, y = _axis("x", col), _axis("y", col)
+        x, y = axis_name("x", col), axis_name("y", col)
         layout["xaxis" + x[1:]] = {
             "anchor": y,
             "domain": domain,
@@ -137,23 +137,3 @@ def closed_form_figure(
         }
         layout["yaxis" + y[1:]] = {"anchor": x, "domain": [0.0, 1.0]}
     return figure(data, layout)
-
-
-def _axis(letter: str, col: int) -> str:
-    """Plotly's name for panel `col`'s axis: x, x2 (or y, y2)."""
-    return letter if col == 0 else f"{letter}{col + 1}"
-
-
-def _panel_title(text: str, domain: tuple[float, float]) -> dict[str, Any]:
-    """A subplot's title above its panel, as make_subplots writes it."""
-    return {
-        "text": text,
-        "font": {"size": 16},
-        "showarrow": False,
-        "xref": "paper",
-        "yref": "paper",
-        "x": sum(domain) / 2,
-        "y": 1.0,
-        "xanchor": "center",
-        "yanchor": "bottom",
-    }

@@ -10,13 +10,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from lnlab.lesson import feature_names, fmt
-from lnlab.plots.common import OKABE_ITO, figure, heatmap
+from lnlab.plots.common import OKABE_ITO, axis_name, figure, heatmap, panel_title
 
 INPUT, MEAN, X_HAT, Y = OKABE_ITO[0], OKABE_ITO[5], OKABE_ITO[2], OKABE_ITO[3]
 BAND_OPACITY = 0.15
 LABEL_BACKGROUND = "rgba(255, 255, 255, 0.8)"  # keeps a line's label readable over the bars
 SPACING = 0.12  # between the two panels, as a share of the width
-PANELS = {"x": (0.0, (1 - SPACING) / 2), "x2": ((1 + SPACING) / 2, 1.0)}  # x axis: domain
+PANELS = ((0.0, (1 - SPACING) / 2), ((1 + SPACING) / 2, 1.0))  # x domains: input, output
 LINE = {"color": MEAN, "dash": "dash", "width": 2}
 
 
@@ -30,21 +30,21 @@ def token_bars(
     (step 4). The figure grows with the steps; an empty panel says when it fills.
     """
     features = feature_names(len(x))
-    data = [_bars(features, x, "x", INPUT, "x")]
+    data = [_bars(features, x, "x", INPUT, 0)]
     shapes: list[dict[str, Any]] = []
-    notes = [_panel_title("input x", "x"), _panel_title("x̂, then y", "x2")]
+    notes = [panel_title("input x", PANELS[0]), panel_title("x̂, then y", PANELS[1])]
     if step >= 0:
-        shapes.append(_across("x", "line", mean, mean, line=LINE))
-        notes.append(_label("x", mean, f"μ = {fmt(mean, 4)}"))
+        shapes.append(_across(0, "line", mean, mean, line=LINE))
+        notes.append(_label(0, mean, f"μ = {fmt(mean, 4)}"))
     if step >= 2 and np.isfinite(std) and std > 0:
-        shapes.append(_band("x", mean - std, mean + std))
-        notes.append(_label("x", mean - std, f"μ ± σ_ε (σ_ε = {fmt(std, 4)})"))
+        shapes.append(_band(0, mean - std, mean + std))
+        notes.append(_label(0, mean - std, f"μ ± σ_ε (σ_ε = {fmt(std, 4)})"))
     if step >= 3:
-        data.append(_bars(features, x_hat, "x̂", X_HAT, "x2"))
-        shapes += [_across("x2", "line", 0, 0, line=LINE), _band("x2", -1, 1)]
-        notes.append(_label("x2", -1, "0 ± 1"))
+        data.append(_bars(features, x_hat, "x̂", X_HAT, 1))
+        shapes += [_across(1, "line", 0, 0, line=LINE), _band(1, -1, 1)]
+        notes.append(_label(1, -1, "0 ± 1"))
     if step >= 4:
-        data.append(_bars(features, y, "y", Y, "x2"))
+        data.append(_bars(features, y, "y", Y, 1))
     note = _right_panel_note(x_hat, step)
     if note:
         notes.append(
@@ -52,16 +52,16 @@ def token_bars(
                 "text": note,
                 "xref": "paper",
                 "yref": "paper",
-                "x": sum(PANELS["x2"]) / 2,
+                "x": sum(PANELS[1]) / 2,
                 "y": 0.5,
                 "showarrow": False,
                 "bgcolor": LABEL_BACKGROUND,
             }
         )
     layout = {
-        "xaxis": {"anchor": "y", "domain": PANELS["x"]},
+        "xaxis": {"anchor": "y", "domain": PANELS[0]},
         "yaxis": {"anchor": "x"},
-        "xaxis2": {"anchor": "y2", "domain": PANELS["x2"]},
+        "xaxis2": {"anchor": "y2", "domain": PANELS[1]},
         "yaxis2": {"anchor": "x2"},
         "shapes": shapes,
         "annotations": notes,
@@ -73,54 +73,35 @@ def token_bars(
     return figure(data, layout)
 
 
-def _y_axis(axis: str) -> str:
-    return "y" + axis[1:]  # x -> y, x2 -> y2
-
-
-def _bars(features: list[str], values: np.ndarray, name: str, colour: str, axis: str) -> dict:
+def _bars(features: list[str], values: np.ndarray, name: str, colour: str, panel: int) -> dict:
     return {
         "type": "bar",
         "x": features,
         "y": [float(v) for v in values],
         "name": name,
         "marker": {"color": colour},
-        "xaxis": axis,
-        "yaxis": _y_axis(axis),
+        "xaxis": axis_name("x", panel),
+        "yaxis": axis_name("y", panel),
     }
 
 
-def _panel_title(text: str, axis: str) -> dict:
-    return {
-        "text": text,
-        "font": {"size": 16},
-        "showarrow": False,
-        "xref": "paper",
-        "yref": "paper",
-        "x": sum(PANELS[axis]) / 2,
-        "y": 1.0,
-        "xanchor": "center",
-        "yanchor": "bottom",
-    }
-
-
-def _across(axis: str, kind: str, y0: float, y1: float, **style: Any) -> dict:
-    """A shape of `kind` ("line", "rect") across the whole panel of `axis`, from y0 to y1."""
-    xref, yref = f"{axis} domain", _y_axis(axis)
+def _across(panel: int, kind: str, y0: float, y1: float, **style: Any) -> dict:
+    """A shape of `kind` ("line", "rect") across the whole of `panel`, from y0 to y1."""
+    xref, yref = f"{axis_name('x', panel)} domain", axis_name("y", panel)
     return {"type": kind, "xref": xref, "x0": 0, "x1": 1, "yref": yref, "y0": y0, "y1": y1, **style}
 
 
-def _band(axis: str, y0: float, y1: float) -> dict:
-    return _across(
-        axis, "rect", y0, y1, fillcolor=MEAN, opacity=BAND_OPACITY, line={"width": 0}, layer="below"
-    )
+def _band(panel: int, y0: float, y1: float) -> dict:
+    style = {"fillcolor": MEAN, "opacity": BAND_OPACITY, "line": {"width": 0}, "layer": "below"}
+    return _across(panel, "rect", y0, y1, **style)
 
 
-def _label(axis: str, y: float, text: str) -> dict:
-    """A label at the left edge of the panel of `axis`, just above height y."""
+def _label(panel: int, y: float, text: str) -> dict:
+    """A label at the left edge of `panel`, just above height y."""
     return {
         "text": text,
-        "xref": f"{axis} domain",
-        "yref": _y_axis(axis),
+        "xref": f"{axis_name('x', panel)} domain",
+        "yref": axis_name("y", panel),
         "x": 0,
         "y": y,
         "xanchor": "left",
