@@ -326,8 +326,9 @@ async def measure() -> tuple[list[tuple[str, ...]], list[str]]:
                         sessions(browser, server, count, run),
                         SESSIONS_BUDGET_S,
                     )
-                    done = len(run.latencies)
-                    ok = f"{done}/{count * SESSION_EDITS} edits done ({run.failed} timed out)"
+                    done, planned = len(run.latencies), count * SESSION_EDITS
+                    cut = planned - done - run.failed  # not begun when the phase's budget ran out
+                    ok = f"{done}/{planned} edits done ({run.failed} timed out, {cut} cut off)"
                     loaded = (
                         "" if run.load_s is None else f"all pages rendered in {run.load_s:.0f} s"
                     )
