@@ -332,17 +332,34 @@ def within(key: str, lo: float, hi: float, default: float, what: str) -> None:
         st.session_state[key] = default
 
 
-def data_editor(data: pd.DataFrame, key: str, **kwargs: object) -> pd.DataFrame:
-    """st.data_editor that survives an edit no browser would send (a crafted message).
+def data_editor(
+    data: pd.DataFrame, key: str, on_change: Callable[[], None] | None = None, **kwargs: object
+) -> pd.DataFrame:
+    """st.data_editor that survives an edit no browser would send (a crafted message), and
+    does not keep every run of the page alive.
 
     Streamlit itself fails to apply an edit to a row or column the grid does not have; the
     edit is dropped, the grid shows its data again and a message says why.
+
+    A grid whose data is part of its identity (num_rows="dynamic") gets a new widget id with
+    every change, and Streamlit 1.67 keeps each old id's metadata, callback included, for the
+    whole session. A callback defined in a page holds that run's whole namespace (its lesson,
+    figures, ...): 25 KB per edit, for ever. So the grid's callback is `_grid_changed` here,
+    which calls the page's latest `on_change`, the only one kept.
     """
     if problem := st.session_state.pop(f"_{key}_problem", None):
         show_error(InputError(problem))
+    st.session_state[f"_{key}_on_change"] = on_change
+    callback = {"on_change": _grid_changed, "args": (key,)} if on_change else {}
     try:
-        return st.data_editor(data, key=key, **kwargs)
+        return st.data_editor(data, key=key, **callback, **kwargs)
     except (KeyError, IndexError, TypeError, ValueError) as err:
         del st.session_state[key]
         st.session_state[f"_{key}_problem"] = f"the table edit could not be applied ({err!s:.40})"
         st.rerun()
+
+
+def _grid_changed(key: str) -> None:
+    """The callback of every grid: the page's own, from its latest run."""
+    if on_change := st.session_state.get(f"_{key}_on_change"):
+        on_change()

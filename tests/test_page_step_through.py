@@ -8,6 +8,7 @@ torch.std (divide by D - 1 = 3) is sqrt(20 / 3 / 5.00001) = 1.1547.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from pathlib import Path
@@ -18,6 +19,7 @@ from helpers import page_test
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
+from lnlab.lesson import TokenLesson
 from lnlab.presets import token_preset
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "step_through.py")
@@ -210,3 +212,17 @@ def test_the_page_runs_inside_the_app():
     app = page_test("pages/step_through.py").run()
     assert not app.exception
     assert metric(app, "μ") == 5.0
+
+
+def test_edits_do_not_keep_old_runs_of_the_page_alive():
+    """Each edit gives the grid a new widget id, and Streamlit keeps every old id's metadata;
+    its callback must not be a page function, which would hold that run's whole page."""
+    at = page_test("pages/step_through.py").run()
+    for k in range(40):
+        at.text_area(key="st_text").set_value(f"1, 2, 3, 4, {k}").run()
+    assert not at.exception
+
+    gc.collect()
+    lessons = [o for o in gc.get_objects() if isinstance(o, TokenLesson)]
+
+    assert len(lessons) <= 3  # this run's (cache_data keeps pickles, not objects)
