@@ -228,4 +228,6 @@ def test_edits_do_not_keep_old_runs_of_the_page_alive():
         at.text_area(key="st_text").set_value(f"1, 2, 3, 4, {k}").run()
     assert not at.exception
 
-    assert lessons_alive() - before <= 2  # the latest run's, not one per edit
+    # one per edit (40) before the fix; 0-1 alone, up to 8 when the whole suite runs (other
+    # tests' threads and pages come and go meanwhile)
+    assert lessons_alive() - before <= 15
