@@ -220,7 +220,7 @@ def test_edits_do_not_keep_old_runs_of_the_page_alive():
 
     def lessons_alive() -> int:  # cache_data keeps pickles, not objects
         gc.collect()
-        return sum(isinstance(o, TokenLesson) for o in gc.get_objects())
+        return sum(type(o) is TokenLesson for o in gc.get_objects())
 
     at = page_test("pages/step_through.py").run()
     before = lessons_alive()
