@@ -15,6 +15,7 @@ import numpy as np  # noqa: F401 - imported up front on purpose, see the module 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitPageNotFoundError
 
 from lnlab.errors import InputError
@@ -363,3 +364,34 @@ def _grid_changed(key: str) -> None:
     """The callback of every grid: the page's own, from its latest run."""
     if on_change := st.session_state.get(f"_{key}_on_change"):
         on_change()
+
+
+# ---------------------------------------------------------------- stepping through a lesson
+
+
+def step_buttons(prefix: str, key: str, count: int, *, disabled: bool = False) -> DeltaGenerator:
+    """Previous and Next (the ← and → keys too) over st.session_state[key], 0..count-1.
+
+    The buttons' keys are `prefix`_prev and `prefix`_next. Returns their row, for whatever a
+    page puts beside them.
+    """
+    at = st.session_state[key]
+    nav = st.container(horizontal=True, vertical_alignment="center")
+    for label, name, icon, delta, shortcut, edge in (
+        ("Previous", "prev", "arrow_back", -1, "Left", 0),
+        ("Next", "next", "arrow_forward", 1, "Right", count - 1),
+    ):
+        nav.button(
+            label,
+            key=f"{prefix}_{name}",
+            icon=f":material/{icon}:",
+            on_click=_step,
+            args=(key, delta, count),
+            disabled=disabled or at == edge,
+            shortcut=shortcut,
+        )
+    return nav
+
+
+def _step(key: str, delta: int, count: int) -> None:
+    st.session_state[key] = min(max(st.session_state[key] + delta, 0), count - 1)

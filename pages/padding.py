@@ -786,35 +786,13 @@ SECTIONS: tuple[tuple[str, Section], ...] = (
 )
 
 
-def _move(step: int) -> None:
-    ss.pad_slide = min(max(ss.pad_slide + step, 0), len(SECTIONS) - 1)
-
-
 def _slide(lab: pad.PaddingLab, inputs: tuple) -> None:
     """Presenter mode: the section ss.pad_slide alone, with Previous and Next."""
     _clamp("pad_slide", list(range(len(SECTIONS))))
     k = ss.pad_slide
     title, show = SECTIONS[k]
     st.header(f"{k + 1}. {title}")
-    nav = st.container(horizontal=True, vertical_alignment="center")
-    nav.button(
-        "Previous",
-        key="pad_prev",
-        icon=":material/arrow_back:",
-        on_click=_move,
-        args=(-1,),
-        disabled=k == 0,
-        shortcut="Left",
-    )
-    nav.button(
-        "Next",
-        key="pad_next",
-        icon=":material/arrow_forward:",
-        on_click=_move,
-        args=(1,),
-        disabled=k == len(SECTIONS) - 1,
-        shortcut="Right",
-    )
+    nav = ui.step_buttons("pad", "pad_slide", len(SECTIONS))
     nav.caption(f"Slide {k + 1} of {len(SECTIONS)}: Batch Norm vs Layer Norm. Keys ← and →.")
     show(lab, inputs)
 

@@ -126,10 +126,6 @@ def _grid_changed() -> None:
         ss.st_labels = ls.labels_text(new_labels)
 
 
-def _move(delta: int) -> None:
-    ss.st_step = ls.clamp_step(ss.st_step + delta)
-
-
 def _undo(gamma: str, beta: str) -> None:
     ss.st_gamma, ss.st_beta = gamma, beta
     ss.st_step = ls.STEP_COUNT - 1
@@ -327,25 +323,7 @@ def _steps(lesson: ls.TokenLesson, inputs: tuple, presenting: bool) -> None:
     """The chosen token's steps: one at a time (always on a slide), or all at once."""
     step = ss.st_step
     show_all = ss.st_all and not presenting
-    nav = st.container(horizontal=True, vertical_alignment="center")
-    nav.button(
-        "Previous",
-        key="st_prev",
-        icon=":material/arrow_back:",
-        on_click=_move,
-        args=(-1,),
-        disabled=show_all or step == 0,
-        shortcut="Left",
-    )
-    nav.button(
-        "Next",
-        key="st_next",
-        icon=":material/arrow_forward:",
-        on_click=_move,
-        args=(1,),
-        disabled=show_all or step == ls.STEP_COUNT - 1,
-        shortcut="Right",
-    )
+    nav = ui.step_buttons("st", "st_step", ls.STEP_COUNT, disabled=show_all)
     if not presenting:
         nav.toggle("Show all steps at once", key="st_all", persist_state=KEEP)
     st.caption("The ← and → keys step back and forth when no text box has the focus.")

@@ -65,10 +65,6 @@ def _number_format(columns: Iterable[str], fmt: str) -> dict:
     return {name: st.column_config.NumberColumn(format=fmt) for name in columns}
 
 
-def _move(delta: int) -> None:
-    ss.tf_slide = min(max(ss.tf_slide + delta, 0), len(tf.SECTIONS) - 1)
-
-
 def _showing(section: int) -> bool:
     """Every section on the page; one per screen in presenter mode."""
     return not presenting or ss.tf_slide == section
@@ -86,25 +82,7 @@ presenting = ui.presenting()
 
 st.title("Layer Norm in the Transformer")
 if presenting:
-    nav = st.container(horizontal=True, vertical_alignment="center")
-    nav.button(
-        "Previous",
-        key="tf_prev",
-        icon=":material/arrow_back:",
-        on_click=_move,
-        args=(-1,),
-        disabled=ss.tf_slide == 0,
-        shortcut="Left",
-    )
-    nav.button(
-        "Next",
-        key="tf_next",
-        icon=":material/arrow_forward:",
-        on_click=_move,
-        args=(1,),
-        disabled=ss.tf_slide == len(tf.SECTIONS) - 1,
-        shortcut="Right",
-    )
+    nav = ui.step_buttons("tf", "tf_slide", len(tf.SECTIONS))
     nav.caption(f"Slide {ss.tf_slide + 1} of {len(tf.SECTIONS)} · the ← and → keys move too")
 else:
     st.markdown(
