@@ -5,6 +5,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -62,3 +63,15 @@ def downloaded(at: AppTest, key: str, files: dict[str, bytes]) -> str:
     (button,) = [b for b in at.get("download_button") if b.proto.id.endswith(f"-{key}")]
     file_id = button.proto.url.rsplit("/", 1)[1].split(".")[0]
     return files[file_id].decode()
+
+
+def frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
+    """The tables whose first columns are `columns`, in page order."""
+    found = [d.value for d in at.dataframe]
+    return [f for f in found if tuple(f.columns[: len(columns)]) == columns]
+
+
+def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
+    """The padding page's naive and masked Batch Norm means, feature by feature."""
+    naive, masked = frames(at, "feature", "mean μ")
+    return list(naive["mean μ"]), list(masked["mean μ"])

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import page_test
+from helpers import bn_means, frames, page_test
 from streamlit.testing.v1 import AppTest
 
 from lnlab import padding as pad
@@ -45,17 +45,6 @@ def open_page(query: dict[str, str] | None = None, **state) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
-
-
-def frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
-    """The tables whose first columns are `columns`, in page order."""
-    found = [d.value for d in at.dataframe]
-    return [f for f in found if tuple(f.columns[: len(columns)]) == columns]
-
-
-def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
-    naive, masked = frames(at, "feature", "mean μ")
-    return list(naive["mean μ"]), list(masked["mean μ"])
 
 
 def outputs(at: AppTest) -> list[pd.DataFrame]:

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from helpers import bn_means, frames
 from streamlit.testing.v1 import AppTest
 
 from lnlab.plots.common import HIGHLIGHT
@@ -25,17 +25,6 @@ def at() -> AppTest:
     app = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not app.exception
     return app
-
-
-def frames(app: AppTest, *columns: str) -> list[pd.DataFrame]:
-    """The tables whose first columns are `columns`, in page order."""
-    found = [d.value for d in app.dataframe]
-    return [f for f in found if tuple(f.columns[: len(columns)]) == columns]
-
-
-def bn_means(app: AppTest) -> tuple[list[float], list[float]]:
-    naive, masked = frames(app, "feature", "mean μ")
-    return list(naive["mean μ"]), list(masked["mean μ"])
 
 
 def metric(app: AppTest, label: str) -> str:
