@@ -6,9 +6,9 @@ module lock, before any page can race another session to import them half-way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring
@@ -395,3 +395,14 @@ def step_buttons(prefix: str, key: str, count: int, *, disabled: bool = False) -
 
 def _step(key: str, delta: int, count: int) -> None:
     st.session_state[key] = min(max(st.session_state[key] + delta, 0), count - 1)
+
+
+def preset_choice(label: str, presets: Sequence[Any], key: str, **kwargs: Any) -> str:
+    """A selectbox of `presets` (anything with key, title, source) shown by title, the chosen
+    one's source as its caption. Returns the chosen key; `kwargs` go to st.selectbox."""
+    by_key = {p.key: p for p in presets}
+    chosen = st.selectbox(
+        label, list(by_key), format_func=lambda k: by_key[k].title, key=key, **kwargs
+    )
+    st.caption(plain(by_key[chosen].source))
+    return chosen

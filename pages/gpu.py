@@ -137,14 +137,7 @@ with dtype_col:
 preset_key = ss.gpu_preset
 if not presenting:  # the slide shows the result; the input boxes stay off it
     with preset_col:
-        st.selectbox(
-            "Preset",
-            [p.key for p in TOKEN_PRESETS],
-            format_func=lambda k: token_preset(k).title,
-            key="gpu_preset",
-            on_change=_load_preset,
-        )
-        st.caption(plain(token_preset(preset_key).source))
+        ui.preset_choice("Preset", TOKEN_PRESETS, "gpu_preset", on_change=_load_preset)
     text_col, token_col = st.columns([3, 1])
     with text_col:
         st.text_area(

@@ -289,15 +289,9 @@ def _batch_inputs() -> tuple[pad.Sentences, dict[str, pad.Vector]]:
     """The preset, sentences, ε, β and the embedding grid; returns the sentences and edits."""
     text_col, table_col = st.columns(2)
     with text_col:
-        st.selectbox(
-            "Example",
-            [p.key for p in BATCH_PRESETS],
-            format_func=lambda k: batch_preset(k).title,
-            key="pad_preset",
-            on_change=_load_preset,
-            persist_state=KEEP,
+        ui.preset_choice(
+            "Example", BATCH_PRESETS, "pad_preset", on_change=_load_preset, persist_state=KEEP
         )
-        st.caption(plain(batch_preset(ss.pad_preset).source))
         st.text_area(
             "Sentences, one per line (words are split on spaces)",
             key="pad_sentences",

@@ -219,15 +219,9 @@ def _revealed(k: int, questions: tuple[Question | None, ...]) -> bool:
 
 def _inputs() -> tuple[np.ndarray, list[str]]:
     """The preset, the embeddings (text and grid) and the labels; returns x and the labels."""
-    preset_key = st.selectbox(
-        "Preset",
-        [p.key for p in TOKEN_PRESETS],
-        format_func=lambda k: token_preset(k).title,
-        key="st_preset",
-        on_change=_load_preset,
-        persist_state=KEEP,
+    ui.preset_choice(
+        "Preset", TOKEN_PRESETS, "st_preset", on_change=_load_preset, persist_state=KEEP
     )
-    st.caption(plain(token_preset(preset_key).source))
     text_col, grid_col = st.columns(2)
     with text_col:
         st.text_area(
