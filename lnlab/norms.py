@@ -27,7 +27,8 @@ import numpy as np
 
 from lnlab import backend as bk
 from lnlab.errors import InputError
-from lnlab.latex import elided, joined, num, term, vector
+from lnlab.latex import bracketed, joined, num, term, vector
+from lnlab.steps import STEPS
 
 Array = Any  # a numpy array or a torch tensor
 
@@ -405,50 +406,51 @@ def _layer_norm_latex(
     b = _affine(beta, group_shape, 0.0, "beta").ravel()
     m = term(mu)
     divisor = n - 1 if unbiased else n
-    d_sym = "(D-1)" if unbiased else "D"
-    var_formula = rf"\sigma^2 = \frac{{1}}{{{d_sym}}}\sum_{{i=1}}^{{D}} (x_i - \mu)^2"
+    mean_s, var_s, std_s, x_hat_s, y_s = STEPS
+    var_formula = (
+        var_s.formula.replace(r"\frac{1}{D}", r"\frac{1}{D-1}") if unbiased else (var_s.formula)
+    )
     if eps_outside:
         std_formula = r"\sigma_\epsilon = \sigma + \epsilon = \sqrt{\sigma^2} + \epsilon"
         std_sub = rf"\sigma_\epsilon = \sqrt{{{num(var)}}} + {num(eps)} = {num(std)}"
     else:
-        std_formula = r"\sigma_\epsilon = \sqrt{\sigma^2 + \epsilon}"
+        std_formula = std_s.formula
         std_sub = rf"\sigma_\epsilon = \sqrt{{{num(var)} + {num(eps)}}} = {num(std)}"
     return (
         Step(
-            "Mean",
-            r"\mu = \frac{1}{D}\sum_{i=1}^{D} x_i",
-            rf"\mu = \frac{{{joined([term(v) for v in x])}}}{{{n}}} = {num(mu)}",
+            mean_s.title,
+            mean_s.formula,
+            rf"\mu = \tfrac{{1}}{{{n}}}\big({joined([term(v) for v in x])}\big) = {num(mu)}",
             arrays["mean"],
         ),
         Step(
-            "Variance" + (" (unbiased, D - 1)" if unbiased else ""),
+            var_s.title + (" (unbiased, D - 1)" if unbiased else ""),
             var_formula,
-            rf"\sigma^2 = \frac{{{joined([f'({term(v)} - {m})^2' for v in x])}}}{{{divisor}}}"
-            rf" = {num(var)}",
+            rf"\sigma^2 = \tfrac{{1}}{{{divisor}}}\big("
+            + joined([f"({term(v)} - {m})^2" for v in x])
+            + rf"\big) = {num(var)}",
             arrays["var"],
         ),
-        Step("Standard deviation with epsilon", std_formula, std_sub, arrays["std"]),
+        Step(std_s.title, std_formula, std_sub, arrays["std"]),
         Step(
-            "Normalize",
-            r"\hat{x}_i = \frac{x_i - \mu}{\sigma_\epsilon}",
-            r"\hat{x} = \left["
-            + ",\\ ".join(elided([rf"\frac{{{term(v)} - {m}}}{{{num(std)}}}" for v in x]))
-            + rf"\right] = {vector(x_hat)}",
+            x_hat_s.title,
+            x_hat_s.formula,
+            r"\hat{x} = "
+            + bracketed([rf"\dfrac{{{term(v)} - {m}}}{{{num(std)}}}" for v in x])
+            + rf" = {vector(x_hat)}",
             arrays["x_hat"],
         ),
         Step(
-            "Scale and shift",
-            r"y_i = \gamma_i \hat{x}_i + \beta_i",
-            r"y = \left["
-            + ",\\ ".join(
-                elided(
-                    [
-                        f"{num(gi, 4)} \\cdot {term(xi, 4)} + {term(bi, 4)}"
-                        for gi, xi, bi in zip(g, x_hat, b, strict=True)
-                    ]
-                )
+            y_s.title,
+            y_s.formula,
+            r"y = "
+            + bracketed(
+                [
+                    f"{num(gi)} \\cdot {term(xi)} + {term(bi)}"
+                    for gi, xi, bi in zip(g, x_hat, b, strict=True)
+                ]
             )
-            + rf"\right] = {vector(y)}",
+            + rf" = {vector(y)}",
             arrays["y"],
         ),
     )

@@ -106,6 +106,11 @@ def parse_vector(text: str, n: int | None = None, *, name: str = "vector") -> np
     return np.full(n, vector[0]) if n is not None and len(vector) == 1 else vector
 
 
+def default_labels(n: int) -> list[str]:
+    """t1..tn: the labels of tokens nobody named (a blank labels box, a new grid row)."""
+    return [f"t{i}" for i in range(1, n + 1)]
+
+
 def parse_labels(text: str, n: int) -> list[str]:
     """Read `n` token labels; blank text gives t1..tn.
 
@@ -117,7 +122,7 @@ def parse_labels(text: str, n: int) -> list[str]:
     labels = [part.strip() for part in separator.split(text)]
     labels = [label for label in labels if label]
     if not labels:
-        return [f"t{i}" for i in range(1, n + 1)]
+        return default_labels(n)
     if len(labels) != n:
         raise InputError(
             f"{_count(len(labels), 'label')} for {_count(n, 'token')}; "

@@ -96,6 +96,11 @@ TOKEN_PRESETS: tuple[TokenPreset, ...] = (
     ),
 )
 
+CUSTOM = "custom"  # what the preset chooser shows once the numbers are the visitor's own
+CUSTOM_PRESET = TokenPreset(
+    CUSTOM, "Your own numbers", (), (), "Typed, pasted or edited by you: no preset."
+)
+
 _HI_NITISH_SOURCE = (
     "Seed 003 (Layer Normalization, day 79): two sentences padded to four tokens with "
     "zero PAD rows, embedding dimension 3."

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from lnlab.errors import InputError
-from lnlab.latex import num
 from lnlab.norms import BatchNormTrace, LayerNormTrace
+from lnlab.numbers import fmt
 from lnlab.parse import parse_vector
 
 
@@ -56,7 +56,7 @@ def check(question: Question, given: str) -> Verdict:
         return Verdict(False, f"The answer is NaN. {question.explanation}")
     correct = abs(value - truth) <= question.tolerance
     head = "Right" if correct else "Not quite"
-    return Verdict(correct, f"{head}: the answer is {num(truth, 4)}. {question.explanation}")
+    return Verdict(correct, f"{head}: the answer is {fmt(truth)}. {question.explanation}")
 
 
 def _qid(kind: str, *parts: object) -> str:
@@ -79,26 +79,25 @@ def token_questions(trace: LayerNormTrace, row: int, label: str) -> tuple[Questi
             _qid("mean", *key),
             f'What is the mean of token "{label}"?',
             mean,
-            f"Add the {d} features and divide by {d}: {num(x.sum(), 6)} / {d} = {num(mean, 6)}.",
+            f"Add the {d} features and divide by {d}: {fmt(x.sum())} / {d} = {fmt(mean)}.",
         ),
         Question(
             _qid("var", *key),
             "What is its variance (divide by D)?",
             var,
-            f"Average the squared distances from the mean {num(mean, 4)}: {num(var, 6)}.",
+            f"Average the squared distances from the mean {fmt(mean)}: {fmt(var)}.",
         ),
         Question(
             _qid("xhat", *key),
             "What will its first feature be after normalizing?",
             float(x_hat[0]),
-            f"(x1 - mean) / std = ({num(x[0], 4)} - {num(mean, 4)}) / {num(std, 6)}"
-            f" = {num(x_hat[0], 6)}.",
+            f"(x1 - mean) / std = ({fmt(x[0])} - {fmt(mean)}) / {fmt(std)} = {fmt(x_hat[0])}.",
         ),
         Question(
             _qid("y", *key),
             "And its first output after scale and shift?",
             float(y[0]),
-            f"gamma1 * x_hat1 + beta1 = {num(y[0], 6)}.",
+            f"gamma1 * x_hat1 + beta1 = {fmt(y[0])}.",
         ),
     )
 
@@ -130,14 +129,14 @@ def padding_questions(
             _qid("padbn", *key),
             "Under naive Batch Norm, what does a PAD row's first feature become?",
             pad_value,
-            f"(0 - mean) / std with the padded statistics: (0 - {num(naive.mean[0], 4)}) / "
-            f"{num(naive.std[0], 4)} = {num(pad_value, 4)}. Zeros in, non-zeros out.",
+            f"(0 - mean) / std with the padded statistics: (0 - {fmt(naive.mean[0])}) / "
+            f"{fmt(naive.std[0])} = {fmt(pad_value)}. Zeros in, non-zeros out.",
         ),
         Question(
             _qid("meanshift", *key),
             "By what factor does padding shrink feature 1's mean (padded / real)?",
             float(naive.mean[0] / masked.mean[0]) if masked.mean[0] != 0 else 1.0,
-            f"The padded mean is (1 - p) times the real one, with p = {num(pad_share, 4)} the "
+            f"The padded mean is (1 - p) times the real one, with p = {fmt(pad_share)} the "
             "share of PAD rows.",
         ),
     )

@@ -14,6 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
+from lnlab.numbers import fmt
+
 OKABE_ITO = (
     "#0072B2",  # blue
     "#E69F00",  # orange
@@ -66,7 +68,6 @@ def heatmap(
     title: str,
     *,
     highlight: np.ndarray | None = None,
-    digits: int = 3,
     shapes: Sequence[dict[str, Any]] = (),
     height: int | None = None,
     top: int = 90,
@@ -87,7 +88,7 @@ def heatmap(
         "z": np.where(np.isfinite(z), z, None).tolist(),
         "x": list(columns),
         "y": list(rows),
-        "text": [[_cell_text(v, digits) for v in row] for row in z],
+        "text": [[fmt(v, bound) for v in row] for row in z],
         "texttemplate": "%{text}",
         "colorscale": DIVERGING,
         "zmin": -bound or -1.0,
@@ -115,11 +116,3 @@ def heatmap(
     if height is not None:
         layout["height"] = height
     return figure([trace], layout)
-
-
-def _cell_text(v: float, digits: int) -> str:
-    if np.isnan(v):
-        return "NaN"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.{digits}g}"

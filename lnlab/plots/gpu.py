@@ -68,7 +68,6 @@ def error_heatmap(result: Parity, tokens: Sequence[str], features: Sequence[str]
         tokens,
         features,
         f"y in {result.dtype} on {result.device} minus y in float64",
-        digits=2,
         top=80,  # room for the title above the top x axis
     )
 

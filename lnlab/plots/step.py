@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from lnlab.lesson import feature_names, fmt
+from lnlab.grid import feature_names
+from lnlab.numbers import fmt
 from lnlab.plots.common import OKABE_ITO, axis_name, figure, heatmap, panel_title
 
 INPUT, MEAN, X_HAT, Y = OKABE_ITO[0], OKABE_ITO[5], OKABE_ITO[2], OKABE_ITO[3]
@@ -32,19 +33,21 @@ def token_bars(
     features = feature_names(len(x))
     data = [_bars(features, x, "x", INPUT, 0)]
     shapes: list[dict[str, Any]] = []
-    notes = [panel_title("input x", PANELS[0]), panel_title("x̂, then y", PANELS[1])]
+    left, right = ["input x"], ["x̂, then y"]
     if step >= 0:
         shapes.append(_across(0, "line", mean, mean, line=LINE))
-        notes.append(_label(0, mean, f"μ = {fmt(mean, 4)}"))
+        left.append(f"dashed: μ = {fmt(mean)}")
     if step >= 2 and np.isfinite(std) and std > 0:
         shapes.append(_band(0, mean - std, mean + std))
-        notes.append(_label(0, mean - std, f"μ ± σ_ε (σ_ε = {fmt(std, 4)})"))
+        left.append(f"band: μ ± σ_ε, σ_ε = {fmt(std)}")
     if step >= 3:
         data.append(_bars(features, x_hat, "x̂", X_HAT, 1))
         shapes += [_across(1, "line", 0, 0, line=LINE), _band(1, -1, 1)]
-        notes.append(_label(1, -1, "0 ± 1"))
+        right.append("band: 0 ± 1")
     if step >= 4:
         data.append(_bars(features, y, "y", Y, 1))
+    # the labels sit above the panels, in their titles, where no bar can hide them
+    notes = [panel_title("<br>".join(left), PANELS[0]), panel_title("<br>".join(right), PANELS[1])]
     note = _right_panel_note(x_hat, step)
     if note:
         notes.append(
@@ -67,7 +70,7 @@ def token_bars(
         "annotations": notes,
         "barmode": "group",
         "height": 360,
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
         "legend": {"orientation": "h", "y": -0.15},
     }
     return figure(data, layout)
@@ -94,21 +97,6 @@ def _across(panel: int, kind: str, y0: float, y1: float, **style: Any) -> dict:
 def _band(panel: int, y0: float, y1: float) -> dict:
     style = {"fillcolor": MEAN, "opacity": BAND_OPACITY, "line": {"width": 0}, "layer": "below"}
     return _across(panel, "rect", y0, y1, **style)
-
-
-def _label(panel: int, y: float, text: str) -> dict:
-    """A label at the left edge of `panel`, just above height y."""
-    return {
-        "text": text,
-        "xref": f"{axis_name('x', panel)} domain",
-        "yref": axis_name("y", panel),
-        "x": 0,
-        "y": y,
-        "xanchor": "left",
-        "yanchor": "bottom",
-        "showarrow": False,
-        "bgcolor": LABEL_BACKGROUND,
-    }
 
 
 def _right_panel_note(x_hat: np.ndarray, step: int) -> str:

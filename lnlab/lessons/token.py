@@ -3,30 +3,30 @@
 `token_lesson` takes the page's inputs (embeddings, labels, token, epsilon, gamma, beta) and
 returns everything the page shows in one `TokenLesson`: the five steps for the chosen token,
 the check that x_hat has mean 0 and biased std 1, the gamma and beta that undo the
-normalization, and the whole prompt at once. The other functions move numbers between the
-page's text boxes, its grid and its tables, check a link's boxes together
-(`lesson_from_text`), pick each step's prediction question, and write the exports.
+normalization, and the whole prompt at once. The other functions check a link's boxes
+together (`lesson_from_text`), pick each step's prediction question, write the exports, and
+turn it all into the page's slides (lnlab.lessons.step_through).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from lnlab.errors import InputError
 from lnlab.export import layer_norm_script, to_csv, trace_json, trace_rows
+from lnlab.grid import feature_names
 from lnlab.norms import LayerNormTrace, layer_norm_steps
+from lnlab.numbers import fmt, scale_of
 from lnlab.parse import MAX_LABEL_CHARS, MAX_TOKENS, parse_embeddings, parse_labels, parse_vector
 from lnlab.quiz import Question, token_questions
+from lnlab.steps import STEPS
 
-STEP_COUNT = 5  # mean, variance, std with epsilon, normalize, scale and shift
 LABELS_MAX_CHARS = MAX_TOKENS * (MAX_LABEL_CHARS + 1)  # 64 labels of 40 characters, one a line
-QUESTION_OF_STEP = (0, 1, None, 2, 3)  # the quiz.token_questions each step asks (std: none)
 SUMMARY_VALUES = 8  # a slide's summary line lists at most this many features
 
 
@@ -185,94 +185,6 @@ def _check(x_hat: np.ndarray, var: float, eps: float, x: np.ndarray) -> Check:
         )
 
 
-def clamp_step(step: Any) -> int:
-    """A step index in 0..STEP_COUNT-1, whatever was stored (None or junk gives 0)."""
-    try:
-        return min(max(int(step), 0), STEP_COUNT - 1)
-    except (TypeError, ValueError):
-        return 0
-
-
-def fmt(v: float, digits: int = 6) -> str:
-    """A number as plain text with `digits` significant digits ("NaN" for NaN)."""
-    v = float(v)
-    if np.isnan(v):
-        return "NaN"
-    text = f"{v:.{digits}g}"
-    return "0" if text == "-0" else text
-
-
-def default_labels(n: int) -> list[str]:
-    """t1..tn: what a blank labels box means (as lnlab.parse.parse_labels reads it)."""
-    return [f"t{i}" for i in range(1, n + 1)]
-
-
-def labels_text(labels: Sequence[str]) -> str:
-    """Labels as text for the labels box: one label a line, as lnlab.parse.parse_labels reads
-    text of several lines (so a label may be the comma of "Hello, how are you?").
-
-    A single label with a comma gets a trailing line break, or the parser would split it.
-    """
-    text = "\n".join(label.strip() for label in labels)
-    return text + "\n" if len(labels) == 1 and "," in text else text
-
-
-def feature_names(d: int) -> list[str]:
-    """Column names of the features: f1..fD."""
-    return [f"f{j}" for j in range(1, d + 1)]
-
-
-def grid_frame(x: np.ndarray) -> pd.DataFrame:
-    """The embeddings as the editable grid shows them: one row per token, columns f1..fD."""
-    x = np.asarray(x, dtype=np.float64)
-    return pd.DataFrame(x, columns=feature_names(x.shape[1]))
-
-
-def apply_grid_edits(
-    x: np.ndarray, labels: Sequence[str], edits: Mapping[str, Any]
-) -> tuple[np.ndarray, list[str]]:
-    """Apply st.data_editor's edits (edited, added and deleted rows) to the embeddings.
-
-    `edits` is the editor's state: {"edited_rows": {row: {column: value}}, "added_rows":
-    [{column: value}], "deleted_rows": [row]}, rows counted in the shown grid (0-based).
-    A new row starts as zeros and gets the label t<k>. Returns the new (x, labels).
-    """
-    x = np.asarray(x, dtype=np.float64)
-    columns = feature_names(x.shape[1])
-    rows = [list(map(float, row)) for row in x]
-    names = list(labels)
-    for r, changes in edits.get("edited_rows", {}).items():
-        if not 0 <= int(r) < len(rows):
-            raise InputError(f"the grid has no row {int(r) + 1}")
-        for column, value in changes.items():
-            if column not in columns:
-                raise InputError(f'the grid has no column "{str(column)[:20]}"')
-            rows[int(r)][columns.index(column)] = _cell(value, int(r) + 1, column)
-    for added in edits.get("added_rows", []):
-        rows.append([_cell(added.get(c, 0.0), len(rows) + 1, c) for c in columns])
-        names.append(f"t{len(rows)}")
-    deleted = {int(r) for r in edits.get("deleted_rows", [])}
-    kept = [i for i in range(len(rows)) if i not in deleted]
-    if not kept:
-        raise InputError("the grid needs at least one token: add a row before deleting the last")
-    if len(kept) > MAX_TOKENS:
-        raise InputError(f"too many tokens: {len(kept)} rows, but the limit is {MAX_TOKENS}")
-    return np.array([rows[i] for i in kept]), [names[i] for i in kept]
-
-
-def _cell(value: Any, row: int, column: str) -> float:
-    """One grid cell as a finite float; a cleared cell or text is an InputError."""
-    if value is None:
-        raise InputError(f"row {row}, {column} is empty: type a number")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"row {row}, {column}: {str(value)[:20]!r} is not a number") from None
-    if not np.isfinite(v):
-        raise InputError(f"row {row}, {column}: NaN and infinite values are not allowed")
-    return v
-
-
 def vector_frame(name: str, values: np.ndarray) -> pd.DataFrame:
     """One vector as a one-row table: its name, then f1..fD."""
     table = pd.DataFrame([np.asarray(values, dtype=np.float64)], columns=feature_names(len(values)))
@@ -333,26 +245,15 @@ def step_questions(lesson: TokenLesson) -> tuple[Question | None, ...]:
         (x, lesson.eps),
         (x, lesson.eps, float(lesson.gamma[0]), float(lesson.beta[0])),
     )
-    rekeyed = [
+    rekeyed = iter(
         replace(q, qid=f"{q.qid.split('-')[0]}-{_digest(parts)}")
         for q, parts in zip(asked, depends_on, strict=True)
-    ]
-    return tuple(None if i is None else rekeyed[i] for i in QUESTION_OF_STEP)
+    )
+    return tuple(None if s.question is None else next(rekeyed) for s in STEPS)
 
 
 def _digest(parts: tuple) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
-
-
-def revealed_step(questions: Sequence[Question | None], checked: Container[str]) -> int:
-    """The last step (0-based) whose result may show: every question up to it is checked.
-
-    -1 when step 1's question is still open; STEP_COUNT - 1 when every question is checked.
-    """
-    for k, question in enumerate(questions):
-        if question is not None and question.qid not in checked:
-            return k - 1
-    return len(questions) - 1
 
 
 # ---------------------------------------------------------------- slides and exports
@@ -365,7 +266,7 @@ def token_summary(lesson: TokenLesson) -> str:
         (
             f"x = {_short_vector(lesson.x)}",
             f"D = {lesson.features}",
-            f"ε = {fmt(lesson.eps, 4)}",
+            f"ε = {fmt(lesson.eps)}",
             f"γ = {_setting(lesson.gamma)}",
             f"β = {_setting(lesson.beta)}",
         )
@@ -374,14 +275,14 @@ def token_summary(lesson: TokenLesson) -> str:
 
 def _short_vector(v: np.ndarray) -> str:
     """The first SUMMARY_VALUES values in brackets, and how many there are if more."""
-    shown = ", ".join(fmt(a, 4) for a in v[:SUMMARY_VALUES])
+    shown = ", ".join(fmt(a, scale_of(v)) for a in v[:SUMMARY_VALUES])
     more = f", … {len(v)} values" if len(v) > SUMMARY_VALUES else ""
     return f"({shown}{more})"
 
 
 def _setting(v: np.ndarray) -> str:
     """gamma or beta: one number when every feature has the same."""
-    return fmt(v[0], 4) if np.all(v == v[0]) else _short_vector(v)
+    return fmt(v[0]) if np.all(v == v[0]) else _short_vector(v)
 
 
 def export_csv(lesson: TokenLesson) -> str:

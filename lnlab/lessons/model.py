@@ -1,0 +1,91 @@
+"""The lesson model: a lesson is an ordered list of sections, and each section is one slide.
+
+A section holds what a slide shows, in reading order: its explanation, its formulas (LaTeX,
+one per line), the worked formulas with the example's numbers, its numbers (metrics and
+tables), its figure, and an optional question that must be answered before the worked
+formulas, the numbers and the figure are revealed. Pages build a `Lesson` from
+their inputs with plain functions (lnlab.lessons.*); lnlab.ui draws any lesson, on the page
+or as slides in presenter mode. Parts marked `on_slide=False` are details for a student
+exploring alone; presenter mode leaves them out so that every slide fits one screen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from lnlab.quiz import Question
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number with its label; `scale` is what "zero up to rounding" is measured against."""
+
+    label: str
+    value: float
+    help: str = ""
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of numbers; the first column may hold row labels (text)."""
+
+    frame: pd.DataFrame
+    caption: str = ""
+    on_slide: bool = True
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A Plotly figure, the file name its toolbar downloads under, and what it shows."""
+
+    figure: go.Figure
+    name: str
+    caption: str
+    on_slide: bool = True
+
+
+@dataclass(frozen=True)
+class Callout:
+    """A boxed remark: a warning about NaN, a note on what the example shows."""
+
+    kind: Literal["info", "warning", "success"]
+    text: str  # Markdown
+
+
+@dataclass(frozen=True)
+class Section:
+    """One idea, one slide."""
+
+    key: str  # stable: links name the slide by its position, tests by its key
+    title: str
+    explanation: str = ""  # Markdown
+    formulas: tuple[str, ...] = ()  # LaTeX, one line each, always shown
+    worked: tuple[str, ...] = ()  # LaTeX with the example's numbers: shown with the numbers
+    numbers: tuple[Metric | Table, ...] = ()
+    figure: Figure | None = None
+    question: Question | None = None
+    callouts: tuple[Callout, ...] = ()
+    detail: str = ""  # Markdown shown off-slide only, after everything else
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A page's lesson: a title, one line of introduction, and its sections in order."""
+
+    key: str
+    title: str
+    intro: str
+    sections: tuple[Section, ...] = field(default_factory=tuple)
+    context: str = ""  # Markdown: the example on screen, above every slide
+
+    def index(self, key: str) -> int:
+        """The position of the section called `key` (ValueError if none)."""
+        for i, section in enumerate(self.sections):
+            if section.key == key:
+                return i
+        raise ValueError(f"no section {key!r} in lesson {self.key!r}")

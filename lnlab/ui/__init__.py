@@ -1,0 +1,45 @@
+"""The one package with Streamlit in it: what every page shares.
+
+Importing it first (app.py does) loads the heavy libraries once, under Python's module lock,
+before any page can race another session to import them half-way.
+
+- `page`: the page set-up, the navigation and presenter mode;
+- `inputs`: widgets that survive bad input (last good value, ranges, grids, presets);
+- `links`: the page's state in the URL;
+- `quiz`: predict, then reveal;
+- `lesson`: draws a lnlab.lessons Lesson, on the page or as slides.
+"""
+
+import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring
+import pandas as pd  # noqa: F401
+import plotly.graph_objects as go  # noqa: F401
+
+from lnlab.ui.inputs import data_editor, last_good, preset_choice, show_error, within
+from lnlab.ui.lesson import chart, formula, lesson_view, metric, show_section, table
+from lnlab.ui.links import open_link, share_link
+from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting, rerun_app
+from lnlab.ui.quiz import QUIZ_KEY, ask
+
+__all__ = [
+    "PAGES",
+    "PRESENT_KEY",
+    "QUIZ_KEY",
+    "PageInfo",
+    "ask",
+    "chart",
+    "data_editor",
+    "formula",
+    "last_good",
+    "lesson_view",
+    "metric",
+    "open_link",
+    "page_setup",
+    "presenting",
+    "preset_choice",
+    "rerun_app",
+    "share_link",
+    "show_error",
+    "show_section",
+    "table",
+    "within",
+]

@@ -1,0 +1,292 @@
+"""Draw a lesson (lnlab.lessons.model): one section at a time, on the page or as slides.
+
+`lesson_view` runs as a fragment: Previous, Next, the section chooser and every widget a
+section draws rerun the lesson alone, not the page above it. The lesson is rebuilt from
+session state on each of those reruns (its builder is cached), so a slide's widget that
+changes the lesson is seen at once.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from lnlab.lessons.model import Figure, Lesson, Metric, Section, Table
+from lnlab.links import Field
+from lnlab.numbers import exact, fmt, scale_of
+from lnlab.plots.common import figure as plain_figure
+from lnlab.ui.links import share_link
+from lnlab.ui.page import presenting, rerun_if_asked
+from lnlab.ui.quiz import ask
+
+SLIDE_CHART_HEIGHT = 340  # px: a slide's chart beside its text, at 1024 x 768
+SLIDE_COLUMNS = 8  # a slide's table shows at most this many number columns
+SLIDE_FONT = {"font": 16, "title": 18, "ticks": 15, "cells": 16}  # px, on a projector
+
+Control = Callable[[], None]
+
+
+# ---------------------------------------------------------------- the pieces
+
+
+def formula(latex: str) -> None:
+    """A formula that wraps: inline math breaks after = and + and at \\allowbreak, so a long
+    substituted formula continues on the next line instead of running off the screen."""
+    st.markdown(f'<div class="lnlab-formula">\n\n${latex}$\n\n</div>', unsafe_allow_html=True)
+
+
+def metric(m: Metric) -> None:
+    """One number, rounded by lnlab.numbers.fmt; its exact value is in the tooltip."""
+    shown = fmt(m.value, m.scale)
+    note = f"Exact value: {exact(m.value)}" if shown != exact(m.value) else ""
+    st.metric(m.label, shown, help="\n\n".join(p for p in (m.help, note) if p) or None)
+
+
+def table(data: Table | pd.DataFrame) -> None:
+    """A table as HTML: every number rounded by lnlab.numbers.fmt against its column's
+    scale, its exact value in the cell's tooltip; text columns as typed (escaped).
+
+    On a slide at most SLIDE_COLUMNS number columns show, with a note of how many more.
+    """
+    t = data if isinstance(data, Table) else Table(data)
+    frame = t.frame
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    hidden = 0
+    if presenting() and len(numeric) > SLIDE_COLUMNS:
+        hidden = len(numeric) - SLIDE_COLUMNS
+        frame = frame.drop(columns=numeric[SLIDE_COLUMNS:])
+    st.html(table_html(frame))
+    notes = [t.caption] if t.caption else []
+    if hidden:
+        notes.append(f"{hidden} more columns off this slide.")
+    if notes:
+        st.caption(" ".join(notes))
+
+
+def table_html(frame: pd.DataFrame) -> str:
+    """The HTML of `table`: escaped labels, rounded numbers with their exact tooltips."""
+    scales = {
+        c: scale_of(frame[c].to_numpy(dtype=np.float64))
+        for c in frame.columns
+        if pd.api.types.is_numeric_dtype(frame[c])
+    }
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for values in frame.itertuples(index=False):
+        cells = []
+        for c, v in zip(frame.columns, values, strict=True):
+            if c in scales:
+                cells.append(f'<td title="{exact(v)}">{fmt(v, scales[c])}</td>')
+            else:
+                cells.append(f'<td class="label">{html.escape(str(v))}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        '<div class="lnlab-table-wrap"><table class="lnlab-table"><thead><tr>'
+        f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def chart(fig: go.Figure, name: str, caption: str) -> None:
+    """A Plotly figure with a caption that says what it shows.
+
+    The toolbar downloads it as PNG or SVG (the sidebar's choice). On a slide the chart is
+    at most SLIDE_CHART_HEIGHT tall and its text projector-sized.
+    """
+    if presenting():
+        fig = _slide_sized(fig)
+    file_format = st.session_state.get("figure_format", "png")
+    config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{name}"}}
+    st.plotly_chart(fig, key=f"chart_{name}", config=config)
+    if caption:
+        st.caption(caption)
+
+
+def _slide_sized(fig: go.Figure) -> go.Figure:
+    """A copy of `fig` for a slide: bounded height, bigger text (explicit sizes win over
+    Streamlit's chart theme). Built from plain JSON, so no validation cost."""
+    spec = fig.to_plotly_json()
+    layout = dict(spec.get("layout", {}))
+    layout["height"] = min(int(layout.get("height") or SLIDE_CHART_HEIGHT), SLIDE_CHART_HEIGHT)
+    layout["font"] = {**layout.get("font", {}), "size": SLIDE_FONT["font"]}
+    title = layout.get("title")
+    if isinstance(title, dict):
+        layout["title"] = {**title, "font": {**title.get("font", {}), "size": SLIDE_FONT["title"]}}
+    for name, axis in list(layout.items()):
+        if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            layout[name] = {**axis, "tickfont": {"size": SLIDE_FONT["ticks"]}}
+    if layout.get("annotations"):
+        layout["annotations"] = [
+            {**a, "font": {**a.get("font", {}), "size": max(a.get("font", {}).get("size", 0), 14)}}
+            for a in layout["annotations"]
+        ]
+    data = [
+        {**trace, "textfont": {**trace.get("textfont", {}), "size": SLIDE_FONT["cells"]}}
+        if "texttemplate" in trace or "text" in trace
+        else trace
+        for trace in spec.get("data", [])
+    ]
+    return plain_figure(data, layout)
+
+
+# ---------------------------------------------------------------- a section
+
+
+def show_section(
+    section: Section,
+    *,
+    number: int,
+    control: Control | None = None,
+    quiz: bool = False,
+) -> None:
+    """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
+    once its question (if any, and if predictions are on) is answered, the worked formulas,
+    numbers and figure. With a figure, text and numbers stand left and the figure right."""
+    slide = presenting()
+    st.subheader(f"{number}. {section.title}")
+    for callout in section.callouts:
+        getattr(st, callout.kind)(callout.text)
+    fig = section.figure if section.figure and (section.figure.on_slide or not slide) else None
+    if fig is not None:
+        text_col, fig_col = st.columns([1, 1], gap="medium")
+    else:
+        text_col, fig_col = st.container(), None
+    with text_col:
+        if section.explanation:
+            st.markdown(section.explanation)
+        if control is not None:
+            control()
+        for latex in section.formulas:
+            formula(latex)
+        revealed = not (quiz and section.question is not None) or ask(section.question)
+        if not revealed:
+            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+            return
+        for latex in section.worked:
+            formula(latex)
+        _numbers(section, slide)
+    if fig_col is not None:
+        with fig_col:
+            _figure(fig)
+    if section.detail and not slide:
+        st.markdown(section.detail)
+
+
+def _numbers(section: Section, slide: bool) -> None:
+    metrics = [n for n in section.numbers if isinstance(n, Metric)]
+    if metrics:
+        for col, m in zip(st.columns(len(metrics)), metrics, strict=True):
+            with col:
+                metric(m)
+    for n in section.numbers:
+        if isinstance(n, Table) and (n.on_slide or not slide):
+            table(n)
+
+
+def _figure(fig: Figure) -> None:
+    chart(fig.figure, fig.name, fig.caption)
+
+
+# ---------------------------------------------------------------- the lesson
+
+
+def lesson_view(
+    build: Callable[[], Lesson],
+    *,
+    page: str,
+    slide_key: str,
+    fields: tuple[Field, ...],
+    controls: Mapping[str, Control] | None = None,
+    quiz_key: str | None = None,
+    after: Callable[[Lesson], None] | None = None,
+) -> None:
+    """The lesson `build()` returns, one section at a time, as a fragment.
+
+    `slide_key` holds the section shown (0-based); `controls` maps a section's key to the
+    page's widgets for it; `after` draws what follows the lesson off-slide (exports). The
+    page's link is kept current from here, so it names the section on screen.
+    """
+    _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key, after)
+
+
+@st.fragment
+def _lesson_fragment(
+    build: Callable[[], Lesson],
+    page: str,
+    slide_key: str,
+    fields: tuple[Field, ...],
+    controls: dict[str, Control],
+    quiz_key: str | None,
+    after: Callable[[Lesson], None] | None,
+) -> None:
+    rerun_if_asked()
+    lesson = build()
+    count = len(lesson.sections)
+    ss = st.session_state
+    ss[slide_key] = _clamped(ss.get(slide_key, 0), count)
+    slide = presenting()
+    show_all = not slide and bool(ss.get(f"{page}_all", False))
+    _navigation(lesson, page, slide_key, show_all)
+    if lesson.context:
+        st.markdown(lesson.context)
+    quiz = bool(quiz_key and ss.get(quiz_key, False))
+    shown = range(count) if show_all else [ss[slide_key]]
+    for k in shown:
+        section = lesson.sections[k]
+        show_section(section, number=k + 1, control=controls.get(section.key), quiz=quiz)
+    if after is not None and not slide:
+        after(lesson)
+    share_link(page, fields)
+
+
+def _clamped(value: object, count: int) -> int:
+    try:
+        return min(max(int(value), 0), count - 1)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0
+
+
+def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> None:
+    """Previous and Next (← →, and PageUp/PageDown as presentation clickers send), the slide
+    number, and off-slide a chooser of every section and a switch to show them all."""
+    ss = st.session_state
+    count = len(lesson.sections)
+    at = ss[slide_key]
+    nav = st.container(horizontal=True, vertical_alignment="center", key=f"{page}_nav")
+    for label, name, icon, delta, keys, edge in (
+        ("Previous", "prev", "arrow_back", -1, ("Left", "PageUp"), 0),
+        ("Next", "next", "arrow_forward", 1, ("Right", "PageDown"), count - 1),
+    ):
+        for shortcut, suffix in zip(keys, ("", "_pgup" if delta < 0 else "_pgdn"), strict=True):
+            nav.button(
+                label,
+                key=f"{page}_{name}{suffix}",
+                icon=f":material/{icon}:",
+                on_click=_step,
+                args=(slide_key, delta, count),
+                disabled=show_all or at == edge,
+                shortcut=shortcut,
+            )
+    if presenting():
+        nav.markdown(f"**Slide {at + 1} of {count}** · {lesson.title}")
+        return
+    titles = [s.title for s in lesson.sections]
+    nav.selectbox(
+        "Section",
+        range(count),
+        format_func=lambda k: f"{k + 1}. {titles[k]}",
+        key=slide_key,
+        label_visibility="collapsed",
+        disabled=show_all,
+        width=320,
+        persist_state="session",
+    )
+    nav.toggle("Show every section", key=f"{page}_all", persist_state="session")
+
+
+def _step(key: str, delta: int, count: int) -> None:
+    st.session_state[key] = _clamped(st.session_state[key] + delta, count)

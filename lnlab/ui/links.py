@@ -1,0 +1,80 @@
+"""Shareable links: the page's state in the URL, checked like typed input."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from lnlab.errors import InputError
+from lnlab.links import Field, decode_link, encode_link, link_state, widget_values
+from lnlab.markdown import plain
+from lnlab.ui.page import PRESENT_KEY, presenting
+
+_NOT_STATE = (PRESENT_KEY,)  # query parameters that belong to the app, not to a page
+
+
+def _query() -> dict[str, str | list[str]]:
+    """The URL's query parameters; a repeated one comes as a list (and is refused later)."""
+    out: dict[str, str | list[str]] = {}
+    for name in st.query_params:
+        values = st.query_params.get_all(name)
+        out[name] = values[0] if len(values) == 1 else values
+    return out
+
+
+def open_link(page: str, fields: tuple[Field, ...]) -> None:
+    """Put the state in the URL into the page's widgets; call before creating them.
+
+    Only a new URL is applied (not the one this page wrote itself), so edits are never undone
+    on a rerun. A bad link opens the page's default example with a notice saying what is
+    wrong; it never raises.
+    """
+    for f in fields:  # Streamlit drops the state of widgets that are not drawn (presenter mode)
+        if f.key in st.session_state:
+            st.session_state[f.key] = st.session_state[f.key]
+    params = {k: v for k, v in _query().items() if k not in _NOT_STATE}
+    signature = repr(sorted(params.items()))
+    if st.session_state.get(f"_link_{page}") == signature:
+        return
+    st.session_state[f"_link_{page}"] = signature
+    st.session_state[f"_link_arrival_{page}"] = signature
+    st.session_state.pop(f"_link_initial_{page}", None)  # share_link records it after the widgets
+    if not params:
+        return
+    try:
+        state = decode_link(params, tuple(f.param for f in fields))
+    except InputError as err:
+        for f in fields:
+            st.session_state.pop(f.key, None)
+        st.session_state[f"_link_arrival_{page}"] = None  # share_link replaces the bad URL
+        st.warning(
+            f"{plain(str(err))}. The page opened on its default example instead.",
+            icon=":material/link_off:",
+        )
+        return
+    st.session_state.update(widget_values(state, fields))
+
+
+def share_link(page: str, fields: tuple[Field, ...]) -> None:
+    """Keep the URL a link to what is on screen, and offer it to copy; call after the widgets.
+
+    Every change to the URL adds a browser history entry, so the URL is left alone until the
+    visitor changes something: one press of Back still leaves a page just opened. From the
+    first change on, the address bar holds the link to exactly what is on screen.
+    """
+    params = encode_link(link_state(st.session_state, fields), tuple(f.param for f in fields))
+    if presenting():
+        params[PRESENT_KEY] = "1"
+    mine = repr(sorted((k, v) for k, v in params.items() if k not in _NOT_STATE))
+    initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
+    current = st.session_state.get(f"_link_{page}")  # what the URL holds now
+    clean = "[]"
+    untouched = st.session_state.get(f"_link_arrival_{page}") == clean == current
+    if mine != current and not (untouched and mine == initial):
+        st.query_params.from_dict(params)
+        st.session_state[f"_link_{page}"] = mine
+    base = str(st.context.url or "").split("?")[0]
+    with st.popover("Copy link to this example", icon=":material/link:"):
+        st.caption("Anyone who opens this link sees the same example and settings.")
+        st.code(f"{base}?{urlencode(params)}", language=None, wrap_lines=True)

@@ -1,0 +1,145 @@
+"""The page set-up every page starts with: the navigation, presenter mode and the sidebar."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
+
+from lnlab.ui.quiz import sidebar_score
+from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
+
+PRESENT_KEY = "present"  # the mode itself: a plain session key, so it survives page switches
+FIGURE_FORMATS = ("png", "svg")
+_FULL_RERUN = "_lnlab_full_rerun"
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """A page of the app: its file, its title in the navigation, and one line about it."""
+
+    path: str
+    title: str
+    icon: str
+    blurb: str
+
+
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo(
+        "pages/step_through.py",
+        "Step through one token",
+        ":material/stairs:",
+        "Mean, variance, std with epsilon, normalize, scale and shift: one token at a time.",
+    ),
+    PageInfo(
+        "pages/padding.py",
+        "Batch Norm vs Layer Norm",
+        ":material/table_rows:",
+        "How padding zeros corrupt Batch Norm's statistics, and why Layer Norm does not care.",
+    ),
+    PageInfo(
+        "pages/transformer.py",
+        "In the Transformer",
+        ":material/account_tree:",
+        "Add & Norm, post-norm versus pre-norm, and what depth does without normalization.",
+    ),
+    PageInfo(
+        "pages/conventions.py",
+        "Conventions and checker",
+        ":material/rule:",
+        "PyTorch, Keras, BERT, the Annotated Transformer, RMSNorm; check a tutorial's numbers.",
+    ),
+    PageInfo(
+        "pages/gpu.py",
+        "Run it on the GPU",
+        ":material/memory:",
+        "The same steps in torch on CUDA, MPS or the CPU: parity with float64 and timings.",
+    ),
+)
+
+
+def presenting() -> bool:
+    """True in presenter mode: big fonts, no sidebar, one step per screen."""
+    return bool(st.session_state.get(PRESENT_KEY, False))
+
+
+def _set_presenting(on: bool) -> None:
+    st.session_state[PRESENT_KEY] = on
+
+
+def _presenter_switch() -> None:
+    """The presenter-mode switch, honouring `?present=1` in the URL.
+
+    The switch lives in the sidebar, which presenter mode hides, so the page also gets an exit
+    button. The URL keeps `present=1` on every page while the mode is on.
+    """
+    if PRESENT_KEY not in st.session_state:
+        _set_presenting(st.query_params.get(PRESENT_KEY) in ("1", "true"))
+    st.sidebar.toggle(
+        "Presenter mode",
+        value=presenting(),
+        key="present_toggle",
+        help="Big fonts, no sidebar, one step per screen",
+        on_change=lambda: _set_presenting(st.session_state["present_toggle"]),
+    )
+    if presenting():
+        st.query_params[PRESENT_KEY] = "1"
+        st.html(PRESENTER_CSS)
+        st.button(
+            "Exit presenter mode", key="present_exit", on_click=_set_presenting, args=(False,)
+        )
+    elif PRESENT_KEY in st.query_params:
+        del st.query_params[PRESENT_KEY]
+
+
+def page_setup(title: str) -> None:
+    """The first call of every page: wide layout, the sidebar's navigation and switches.
+
+    Pages follow Streamlit's `pages/` convention (a link to any page works on a fresh server);
+    the sidebar is drawn here so it carries titles and icons, not file names.
+    """
+    st.set_page_config(
+        page_title=f"{title} · lnlab", page_icon=":material/functions:", layout="wide"
+    )
+    try:
+        st.sidebar.page_link("app.py", label="Home", icon=":material/home:")
+        for page in PAGES:
+            st.sidebar.page_link(page.path, label=page.title, icon=page.icon)
+    except StreamlitPageNotFoundError:
+        pass  # a page run on its own (`streamlit run pages/x.py`) has no app to link to
+    st.sidebar.divider()
+    _presenter_switch()
+    _figure_format_choice()
+    sidebar_score()
+    st.html(BASE_CSS)
+
+
+def _figure_format_choice() -> None:
+    """The sidebar's choice of download format for every chart's toolbar (kept across pages)."""
+    st.session_state.setdefault("figure_format", "png")
+    st.sidebar.radio(
+        "Chart download format",
+        FIGURE_FORMATS,
+        index=FIGURE_FORMATS.index(st.session_state["figure_format"]),
+        key="figure_format_radio",
+        horizontal=True,
+        on_change=lambda: st.session_state.update(
+            figure_format=st.session_state["figure_format_radio"]
+        ),
+    )
+
+
+def rerun_app() -> None:
+    """Ask for a whole-page rerun after this callback (from a slide's widget, say).
+
+    A widget inside a slide reruns only the slide; when it changes something drawn outside
+    (a text box above the lesson), the lesson calls st.rerun(scope="app") once it sees this.
+    """
+    st.session_state[_FULL_RERUN] = True
+
+
+def rerun_if_asked() -> None:
+    """Rerun the whole page if a callback asked for it (see rerun_app)."""
+    if st.session_state.pop(_FULL_RERUN, False):
+        st.rerun(scope="app")

@@ -1,0 +1,45 @@
+"""The app's CSS: every page, and presenter mode on top.
+
+Presenter mode is sized for a projector at 1024 x 768: no sidebar or header, body text about
+21 px, tables 18 px, captions 16 px, and compact spacing so one slide fits one screen. The
+arrow and page keys move between slides, so buttons draw no focus frame there.
+"""
+
+BASE_CSS = """
+<style>
+.lnlab-table-wrap { max-width: 100%; overflow-x: auto; }
+.lnlab-table { border-collapse: collapse; font-size: 1rem; font-variant-numeric: tabular-nums; }
+.lnlab-table th, .lnlab-table td {
+  padding: 0.15rem 0.6rem; text-align: right; border-bottom: 1px solid rgba(128,128,128,0.25);
+  white-space: nowrap;
+}
+.lnlab-table th { font-weight: 600; }
+.lnlab-table th:first-child, .lnlab-table td.label { text-align: left; }
+.lnlab-table td.pad { color: #888; }
+.lnlab-formula p { line-height: 2.4; margin-bottom: 0.2rem; }
+[class*="_pgup"], [class*="_pgdn"] { display: none !important; }
+</style>
+"""
+
+PRESENTER_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stHeader"], [data-testid="stToolbar"] { display: none !important; }
+.stMainBlockContainer { padding: 0.6rem 1.5rem 0.4rem !important; max-width: 100% !important; }
+[data-testid="stVerticalBlock"] { gap: 0.45rem; }
+.stMarkdown p, .stMarkdown li { font-size: 1.3rem; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 1rem; }
+.stMarkdown h1, h1 { font-size: 2rem !important; padding: 0.2rem 0 !important; }
+.stMarkdown h2, h2 { font-size: 1.7rem !important; padding: 0.1rem 0 !important; }
+.stMarkdown h3, h3 { font-size: 1.45rem !important; padding: 0.1rem 0 !important; }
+.katex { font-size: 1.25em !important; }
+.lnlab-table { font-size: 1.15rem; }
+[data-testid="stMetricValue"] { font-size: 2rem; }
+[data-testid="stMetricLabel"] p { font-size: 1.1rem; }
+[data-testid="stWidgetLabel"] p { font-size: 1.1rem; }
+button p, button div { font-size: 1.1rem !important; }
+button:focus, button:focus-visible { outline: none !important; box-shadow: none !important; }
+[data-testid="stAlertContentInfo"] p, [data-testid="stAlertContentWarning"] p,
+[data-testid="stAlertContentSuccess"] p { font-size: 1.1rem; }
+</style>
+"""

@@ -1,0 +1,108 @@
+"""What a projector shows: measuring a presenter-mode slide in the DOM.
+
+`measure` returns the facts the presenter tests assert on a slide: how far its content reaches
+below the screen, what sticks out at the right edge, and the smallest text, table cell and
+chart text on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from playwright.sync_api import Page
+
+PROJECTORS = ({"width": 1024, "height": 768}, {"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
+MIN_TEXT_PX = 16  # text, table cells and heatmap numbers
+MIN_CHART_TEXT_PX = 12
+
+MEASURE_JS = """() => {
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const visible = (e) => {
+    const r = e.getBoundingClientRect();
+    const s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
+  };
+  let bottom = 0;
+  const wide = [];
+  for (const e of main.querySelectorAll('*')) {
+    if (!visible(e)) continue;
+    const r = e.getBoundingClientRect();
+    bottom = Math.max(bottom, r.bottom);
+    // KaTeX's MathML copy is clipped out of sight, and its root signs are wide SVG paths
+    // clipped by their box: neither is drawn past the edge
+    if (e.closest('.katex-mathml, .katex svg, [data-testid="stTooltipIcon"]')) continue;
+    if (r.right > vw + 1) { const t = e.closest('[data-testid]'); wide.push(`${e.tagName} in ${t ? t.dataset.testid : '?'} right ${Math.round(r.right)}`); }
+  }
+  const cut = [];
+  for (const e of main.querySelectorAll('.katex, .lnlab-table-wrap, [data-testid="stMarkdownContainer"]')) {
+    if (visible(e) && e.scrollWidth > e.clientWidth + 1) cut.push(e.textContent.slice(0, 60));
+  }
+  const scroller = document.querySelector('[data-testid="stMain"]');
+  let smallestText = 999, smallestWhat = '';
+  for (const e of main.querySelectorAll('p, li, td, th, h1, h2, h3, label, span, div')) {
+    if (!visible(e) || e.closest('.katex, svg, [data-testid="stTooltipIcon"]')) continue;
+    const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    const size = parseFloat(getComputedStyle(e).fontSize);
+    if (size < smallestText) { smallestText = size; smallestWhat = e.textContent.trim().slice(0, 40); }
+  }
+  let smallestChart = 999, smallestCell = 999;
+  for (const t of main.querySelectorAll('.main-svg text')) {
+    if (!t.textContent.trim() || !visible(t)) continue;
+    const size = parseFloat(getComputedStyle(t).fontSize);
+    smallestChart = Math.min(smallestChart, size);
+    if (t.closest('.heatmaplayer, .textpoint')) smallestCell = Math.min(smallestCell, size);
+  }
+  return {
+    overflowY: Math.max(0, Math.round(bottom - vh), scroller.scrollHeight - scroller.clientHeight),
+    wide, cut, smallestText, smallestWhat, smallestChart, smallestCell,
+    focusFrames: [...document.querySelectorAll('button')].filter(b => {
+      const s = getComputedStyle(b); return b === document.activeElement && s.outlineStyle !== 'none' && s.outlineWidth !== '0px';
+    }).length,
+  };
+}"""
+
+
+@dataclass(frozen=True)
+class SlideFit:
+    overflow_y: int  # px of content below the screen
+    wide: list[str]  # elements whose right edge is past the screen
+    cut: list[str]  # formulas, tables or text cut (scrolling sideways)
+    smallest_text: float
+    smallest_what: str
+    smallest_chart: float  # 999 when no chart text
+    smallest_cell: float  # heatmap numbers; 999 when none
+    focus_frames: int
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.overflow_y > 0:
+            out.append(f"scrolls {self.overflow_y} px")
+        if self.wide:
+            out.append(f"past the right edge: {self.wide[:3]}")
+        if self.cut:
+            out.append(f"cut at the right: {self.cut[:3]}")
+        if self.smallest_text < MIN_TEXT_PX:
+            out.append(f"text {self.smallest_text} px: {self.smallest_what!r}")
+        if self.smallest_chart < MIN_CHART_TEXT_PX:
+            out.append(f"chart text {self.smallest_chart} px")
+        if self.smallest_cell < MIN_TEXT_PX:
+            out.append(f"heatmap numbers {self.smallest_cell} px")
+        if self.focus_frames:
+            out.append("a focus frame is drawn")
+        return out
+
+
+def measure(page: Page) -> SlideFit:
+    m = page.evaluate(MEASURE_JS)
+    return SlideFit(
+        m["overflowY"],
+        m["wide"],
+        m["cut"],
+        m["smallestText"],
+        m["smallestWhat"],
+        m["smallestChart"],
+        m["smallestCell"],
+        m["focusFrames"],
+    )
