@@ -1,4 +1,4 @@
-"""lnlab.lesson: the "Step through one token" page's numbers, derived by hand.
+"""lnlab.lessons.token and lnlab.grid: the "Step through one token" page's numbers, derived by hand.
 
 For x = [2, 4, 6, 8] with eps = 1e-5: mean 5; deviations -3, -1, 1, 3; variance
 (9 + 1 + 1 + 9) / 4 = 5; sigma_eps = sqrt(5.00001); x_hat = [-3, -1, 1, 3] / sqrt(5.00001).
@@ -12,10 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from lnlab import lesson as ls
+from lnlab import grid
+from lnlab.lessons import token as ls
 from lnlab.errors import InputError
-from lnlab.parse import parse_labels
+from lnlab.parse import default_labels, parse_labels
 from lnlab.presets import token_preset
+from lnlab.steps import STEP_COUNT
 
 X = np.array([[2.0, 4.0, 6.0, 8.0]])
 EPS = 1e-5
@@ -26,7 +28,7 @@ def lesson_of(
     x: np.ndarray = X, token: int = 0, eps: float = EPS, gamma=1.0, beta=0.0
 ) -> ls.TokenLesson:
     d = x.shape[1]
-    labels = ls.default_labels(x.shape[0])
+    labels = default_labels(x.shape[0])
     return ls.token_lesson(x, labels, token, eps, np.full(d, gamma), np.full(d, beta))
 
 
@@ -38,8 +40,8 @@ def test_the_five_steps_of_2468():
     np.testing.assert_allclose(lesson.x_hat, np.array([-3, -1, 1, 3]) / STD, rtol=1e-14)
     np.testing.assert_allclose(lesson.y, lesson.x_hat, rtol=0)
     assert lesson.trace.steps[0].title == "Mean"
-    assert len(lesson.trace.steps) == ls.STEP_COUNT
-    assert r"\frac{2 + 4 + 6 + 8}{4} = 5" in lesson.trace.steps[0].latex
+    assert len(lesson.trace.steps) == STEP_COUNT
+    assert r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in lesson.trace.steps[0].latex
 
 
 def test_gamma_and_beta_scale_and_shift():
@@ -82,17 +84,17 @@ def test_undo_recovers_the_token():
 
 def test_undo_is_for_one_token_only():
     x = token_preset("hello").x
-    first = ls.token_lesson(x, ls.default_labels(6), 1, EPS, np.ones(4), np.zeros(4))
+    first = ls.token_lesson(x, default_labels(6), 1, EPS, np.ones(4), np.zeros(4))
     d = 4
     gamma, beta = np.full(d, first.undo_gamma), np.full(d, first.undo_beta)
-    undone = ls.token_lesson(x, ls.default_labels(6), 1, EPS, gamma, beta)
+    undone = ls.token_lesson(x, default_labels(6), 1, EPS, gamma, beta)
     np.testing.assert_allclose(undone.trace.y[1], x[1], atol=1e-15)
     assert not np.allclose(undone.trace.y[0], x[0], atol=1e-3)
 
 
 def test_the_hello_prompt_matches_numpy():
     x = token_preset("hello").x
-    lesson = ls.token_lesson(x, ls.default_labels(6), 1, EPS, np.ones(4), np.zeros(4))
+    lesson = ls.token_lesson(x, default_labels(6), 1, EPS, np.ones(4), np.zeros(4))
     mean = x.mean(axis=1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
     np.testing.assert_allclose(lesson.trace.mean, mean, rtol=1e-14)
@@ -139,49 +141,34 @@ def test_bad_inputs_raise_input_error(kwargs, fragment):
         ls.token_lesson(X, **args)
 
 
-@pytest.mark.parametrize(
-    ("stored", "step"), [(None, 0), (-3, 0), (2, 2), ("3", 3), (9, 4), ("junk", 0)]
-)
-def test_clamp_step(stored, step):
-    assert ls.clamp_step(stored) == step
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [(5.0, "5"), (STD, "2.23607"), (float("nan"), "NaN"), (-0.0, "0"), (1e-17, "1e-17")],
-)
-def test_fmt(value, text):
-    assert ls.fmt(value) == text
-
-
 def test_labels_text_is_one_label_a_line():
     labels = token_preset("hello").labels  # ("Hello", ",", " how", ...)
-    text = ls.labels_text(labels)
+    text = grid.labels_text(labels)
     assert text == "Hello\n,\nhow\nare\nyou\n?"
     assert parse_labels(text, 6) == ["Hello", ",", "how", "are", "you", "?"]
 
 
 def test_a_single_comma_label_keeps_its_line_break():
-    assert ls.labels_text([","]) == ",\n"  # "," alone would read as two blank labels
-    assert parse_labels(ls.labels_text([","]), 1) == [","]
-    assert ls.labels_text(["token"]) == "token"
+    assert grid.labels_text([","]) == ",\n"  # "," alone would read as two blank labels
+    assert parse_labels(grid.labels_text([","]), 1) == [","]
+    assert grid.labels_text(["token"]) == "token"
 
 
 def test_grid_frame_and_names():
-    frame = ls.grid_frame(X)
+    frame = grid.grid_frame(X)
     assert list(frame.columns) == ["f1", "f2", "f3", "f4"]
     np.testing.assert_array_equal(frame.to_numpy(), X)
 
 
 def test_grid_edit_changes_a_cell():
-    x, labels = ls.apply_grid_edits(X, ["a"], {"edited_rows": {0: {"f2": 10}}})
+    x, labels = grid.apply_grid_edits(X, ["a"], {"edited_rows": {0: {"f2": 10}}})
     np.testing.assert_array_equal(x, [[2.0, 10.0, 6.0, 8.0]])
     assert labels == ["a"]
 
 
 def test_grid_adds_and_deletes_rows():
     edits = {"added_rows": [{"f1": 1.5}], "deleted_rows": [0], "edited_rows": {}}
-    x, labels = ls.apply_grid_edits(X, ["a"], edits)
+    x, labels = grid.apply_grid_edits(X, ["a"], edits)
     np.testing.assert_array_equal(x, [[1.5, 0.0, 0.0, 0.0]])
     assert labels == ["t2"]
 
@@ -198,7 +185,7 @@ def test_grid_adds_and_deletes_rows():
 )
 def test_bad_grid_edits(edits, fragment):
     with pytest.raises(InputError, match=fragment):
-        ls.apply_grid_edits(X, ["a"], edits)
+        grid.apply_grid_edits(X, ["a"], edits)
 
 
 def test_prompt_tables():
@@ -232,7 +219,7 @@ def test_torch_agrees_on_layer_norm_and_on_std():
     torch = pytest.importorskip("torch")
     x = token_preset("hello").x
     gamma, beta = np.linspace(0.5, 2.0, 4), np.array([0.1, -0.2, 0.0, 0.3])
-    lesson = ls.token_lesson(x, ls.default_labels(6), 2, EPS, gamma, beta)
+    lesson = ls.token_lesson(x, default_labels(6), 2, EPS, gamma, beta)
     t = torch.tensor(x, dtype=torch.float64)
     y = torch.nn.functional.layer_norm(
         t, (4,), torch.tensor(gamma), torch.tensor(beta), eps=EPS
@@ -274,7 +261,7 @@ def test_lesson_from_text_says_what_does_not_fit(boxes, fragment):
 
 def test_each_step_asks_its_question():
     questions = ls.step_questions(lesson_of(gamma=2.0, beta=1.0))
-    assert len(questions) == ls.STEP_COUNT
+    assert len(questions) == STEP_COUNT
     assert questions[2] is None  # sigma_eps is asked nowhere
     kinds = [q.qid.split("-")[0] for q in questions if q is not None]
     assert kinds == ["mean", "var", "xhat", "y"]
@@ -302,16 +289,6 @@ def test_a_question_is_asked_again_only_when_its_answer_can_change():
     gamma = np.array([1.0, 2.0, 2.0, 2.0])  # y1 = gamma1 * x_hat1 + beta1 keeps gamma1 = 1
     same_y1 = ls.token_lesson(X, ["t1"], 0, EPS, gamma, np.zeros(d))
     assert qids(same_y1) == [mean, var, x_hat, y]
-
-
-def test_revealed_step_waits_for_the_first_open_question():
-    questions = ls.step_questions(lesson_of())
-    mean, var, _, x_hat, y = (q.qid if q else None for q in questions)
-    assert ls.revealed_step(questions, set()) == -1
-    assert ls.revealed_step(questions, {mean}) == 0
-    assert ls.revealed_step(questions, {mean, var}) == 2  # step 3 has no question
-    assert ls.revealed_step(questions, {mean, var, y}) == 2  # x_hat is still open
-    assert ls.revealed_step(questions, {mean, var, x_hat, y}) == 4
 
 
 def test_token_summary():

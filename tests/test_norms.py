@@ -761,13 +761,16 @@ def test_trace_titles_and_substituted_numbers():
         "Scale and shift",
     ]
     assert std.title.startswith("Standard deviation")
-    assert r"\frac{2 + 4 + 6 + 8}{4} = 5" in mean.latex
+    assert r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in mean.latex
     assert "(2 - 5)^2 + (4 - 5)^2 + (6 - 5)^2 + (8 - 5)^2" in var.latex
     assert var.latex.endswith("= 5")
-    assert r"\sqrt{5 + 10^{-5}} = 2.23607" in std.latex
-    assert r"\frac{2 - 5}{2.23607}" in normalize.latex
-    assert r"\left[-1.342,\ -0.4472,\ 0.4472,\ 1.342\right]" in normalize.latex
-    assert r"1 \cdot (-1.342) + 0" in affine.latex
+    assert r"\sqrt{5 + 10^{-5}} = 2.2361" in std.latex  # sqrt(5.00001) = 2.236070...
+    assert r"\dfrac{2 - 5}{2.2361}" in normalize.latex
+    # -3 / 2.236070 = -1.341637, -1 / 2.236070 = -0.447213; breakable after each comma
+    assert r"[-1.3416,\allowbreak\ -0.4472,\allowbreak\ 0.4472,\allowbreak\ 1.3416]" in (
+        normalize.latex
+    )
+    assert r"1 \cdot (-1.3416) + 0" in affine.latex
     assert all(s.formula and s.formula != s.latex for s in trace.steps)
 
 
@@ -776,8 +779,8 @@ def test_trace_conventions_change_titles_and_formulas():
     _, var, std, _, _ = trace.steps
 
     assert var.title == "Variance (unbiased, D - 1)"
-    assert "{3} = 6.66667" in var.latex  # 20 / 3
-    assert r"\sqrt{6.66667} + 10^{-5} = 2.582" in std.latex  # 2.5819989 to 6 digits
+    assert r"\tfrac{1}{3}\big(" in var.latex and var.latex.endswith("= 6.6667")  # 20 / 3
+    assert r"\sqrt{6.6667} + 10^{-5} = 2.582" in std.latex  # 2.5819989 + 1e-5 = 2.582009
     assert_allclose(trace.std, [np.sqrt(20 / 3) + 1e-5], rtol=1e-14)
 
 
@@ -787,7 +790,7 @@ def test_trace_row_picks_the_substituted_token():
     trace = lnlab.layer_norm_steps(x, row=1)
 
     mean, var = trace.steps[0], trace.steps[1]
-    assert r"\frac{1 + 1 + 1 + 5}{4} = 2" in mean.latex
+    assert r"\tfrac{1}{4}\big(1 + 1 + 1 + 5\big) = 2" in mean.latex
     assert "(5 - 2)^2" in var.latex and var.latex.endswith("= 3")  # (1 + 1 + 1 + 9) / 4
     assert "2 + 4" not in mean.latex
     assert trace.steps[0].value.shape == (2, 1)  # the values still hold every token
@@ -796,7 +799,7 @@ def test_trace_row_picks_the_substituted_token():
 def test_trace_row_with_dims_2():
     trace = lnlab.layer_norm_steps(NOTEBOOK, dims=2, row=1)
 
-    assert r"\frac{0.5 + 0.1 + 0.1}{3} = 0.233333" in trace.steps[0].latex
+    assert r"\tfrac{1}{3}\big(0.5 + 0.1 + 0.1\big) = 0.2333" in trace.steps[0].latex
 
 
 # ---------------------------------------------------------------- input errors
