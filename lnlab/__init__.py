@@ -1,6 +1,7 @@
 """lnlab: Layer Normalization, step by step, on numpy or torch. No Streamlit in here."""
 
 from lnlab.backend import available_devices, device_summary, resolve_device, supported_dtypes
+from lnlab.backward import LayerNormGrads, layer_norm_backward
 from lnlab.errors import InputError
 from lnlab.norms import (
     BatchNormTrace,
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_TOKENS",
     "BatchNormTrace",
     "InputError",
+    "LayerNormGrads",
     "LayerNormTrace",
     "Step",
     "available_devices",
@@ -36,6 +38,7 @@ __all__ = [
     "device_summary",
     "format_embeddings",
     "layer_norm",
+    "layer_norm_backward",
     "layer_norm_steps",
     "parse_embeddings",
     "parse_labels",

@@ -87,9 +87,12 @@ class _Ops:
         return a.sum(axis=axis, keepdims=True)
 
     def sum_squares(self, a: Array, axis: int) -> Array:
+        return self.sum_products(a, a, axis)
+
+    def sum_products(self, a: Array, b: Array, axis: int) -> Array:
         if self.torch:
-            return (a * a).sum(dim=axis, keepdim=True)
-        return np.expand_dims(np.vecdot(a, a, axis=axis), axis)  # no temporary a * a
+            return (a * b).sum(dim=axis, keepdim=True)
+        return np.expand_dims(np.vecdot(a, b, axis=axis), axis)  # no temporary a * b
 
     def pow2_below_abs(self, a: Array, axis: int) -> Array:
         """The power of two at or just below each group's largest magnitude (1/2 for an all-zero
