@@ -234,8 +234,8 @@ def start_server(log_dir: Path) -> StreamlitServer:
         str(port),
         "--server.headless",
         "true",
-        "--browser.gatherUsageStats",
-        "false",
+        # No --browser.gatherUsageStats: the project's .streamlit/config.toml turns it off
+        # (on, every page would ask data.streamlit.io), and test_offline.py checks that it does.
         "--server.fileWatcherType",
         "none",
     ]
