@@ -1,7 +1,9 @@
 """Shared by the tests: opening a page as the app serves it, checking a figure, and reading
 the files its download buttons carry."""
 
+import html
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -75,3 +77,39 @@ def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
     """The padding page's naive and masked Batch Norm means, feature by feature."""
     naive, masked = frames(at, "feature", "mean μ")
     return list(naive["mean μ"]), list(masked["mean μ"])
+
+
+def html_tables(at: AppTest) -> list[pd.DataFrame]:
+    """The tables ui.table drew (HTML), in page order: numbers at their exact values (each
+    cell's tooltip), text columns as shown."""
+    found = []
+    for element in at.get("html"):
+        body = element.proto.body
+        if "lnlab-table" not in body:
+            continue
+        head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", body)]
+        rows = []
+        for row in re.findall(r"<tr>(<td.*?)</tr>", body):
+            cells = re.findall(r'<td(?: title="([^"]*)")?(?: class="label")?>(.*?)</td>', row)
+            rows.append([float(exact) if exact else html.unescape(text) for exact, text in cells])
+        found.append(pd.DataFrame(rows, columns=head))
+    return found
+
+
+def html_table(at: AppTest, *columns: str) -> pd.DataFrame:
+    """The first ui.table whose first columns are `columns`."""
+    return next(t for t in html_tables(at) if tuple(t.columns[: len(columns)]) == columns)
+
+
+def formulas(at: AppTest) -> list[str]:
+    """Every formula on the page: st.latex, and the wrapping inline math of ui.formula."""
+    inline = [m.value for m in at.markdown if "lnlab-formula" in m.value]
+    return [x.value for x in at.latex] + inline
+
+
+def metric_value(at: AppTest, label: str) -> float:
+    """The exact number behind the metric whose label starts with `label` (a metric shows it
+    rounded, with the exact value in its help)."""
+    m = next(m for m in at.metric if m.label.startswith(label))
+    exact = re.search(r"Exact value: (\S+)", m.proto.help or "")
+    return float(exact.group(1) if exact else m.value)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from lnlab import grid
-from lnlab.lessons import token as ls
 from lnlab.errors import InputError
+from lnlab.lessons import token as ls
 from lnlab.parse import default_labels, parse_labels
 from lnlab.presets import token_preset
 from lnlab.steps import STEP_COUNT

@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lnlab.lessons.model import Figure, Lesson, Metric, Section, Table
+from lnlab.lessons.model import Lesson, Metric, Section, Table
 from lnlab.links import Field
 from lnlab.numbers import exact, fmt, scale_of
 from lnlab.plots.common import figure as plain_figure
@@ -91,7 +91,7 @@ def table_html(frame: pd.DataFrame) -> str:
     )
 
 
-def chart(fig: go.Figure, name: str, caption: str) -> None:
+def chart(fig: go.Figure, name: str, caption: str, key: str | None = None) -> None:
     """A Plotly figure with a caption that says what it shows.
 
     The toolbar downloads it as PNG or SVG (the sidebar's choice). On a slide the chart is
@@ -101,7 +101,7 @@ def chart(fig: go.Figure, name: str, caption: str) -> None:
         fig = _slide_sized(fig)
     file_format = st.session_state.get("figure_format", "png")
     config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{name}"}}
-    st.plotly_chart(fig, key=f"chart_{name}", config=config)
+    st.plotly_chart(fig, key=f"chart_{key or name}", config=config)
     if caption:
         st.caption(caption)
 
@@ -171,7 +171,7 @@ def show_section(
         _numbers(section, slide)
     if fig_col is not None:
         with fig_col:
-            _figure(fig)
+            chart(fig.figure, fig.name, fig.caption, key=f"{section.key}_{fig.name}")
     if section.detail and not slide:
         st.markdown(section.detail)
 
@@ -185,10 +185,6 @@ def _numbers(section: Section, slide: bool) -> None:
     for n in section.numbers:
         if isinstance(n, Table) and (n.on_slide or not slide):
             table(n)
-
-
-def _figure(fig: Figure) -> None:
-    chart(fig.figure, fig.name, fig.caption)
 
 
 # ---------------------------------------------------------------- the lesson

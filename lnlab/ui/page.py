@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from lnlab import icons
 from lnlab.ui.quiz import sidebar_score
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
@@ -99,9 +100,9 @@ def page_setup(title: str) -> None:
     Pages follow Streamlit's `pages/` convention (a link to any page works on a fresh server);
     the sidebar is drawn here so it carries titles and icons, not file names.
     """
-    st.set_page_config(
-        page_title=f"{title} · lnlab", page_icon=":material/functions:", layout="wide"
-    )
+    # a local file: a ":material/...:" page icon makes every browser fetch the tab's icon from
+    # an outside font host (tests/browser/test_offline.py)
+    st.set_page_config(page_title=f"{title} · lnlab", page_icon=icons.PAGE_ICON, layout="wide")
     try:
         st.sidebar.page_link("app.py", label="Home", icon=":material/home:")
         for page in PAGES:

@@ -11,7 +11,11 @@ from dataclasses import dataclass
 
 from playwright.sync_api import Page
 
-PROJECTORS = ({"width": 1024, "height": 768}, {"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
+PROJECTORS = (
+    {"width": 1024, "height": 768},
+    {"width": 1280, "height": 720},
+    {"width": 1920, "height": 1080},
+)
 MIN_TEXT_PX = 16  # text, table cells and heatmap numbers
 MIN_CHART_TEXT_PX = 12
 
@@ -32,10 +36,14 @@ MEASURE_JS = """() => {
     // KaTeX's MathML copy is clipped out of sight, and its root signs are wide SVG paths
     // clipped by their box: neither is drawn past the edge
     if (e.closest('.katex-mathml, .katex svg, [data-testid="stTooltipIcon"]')) continue;
-    if (r.right > vw + 1) { const t = e.closest('[data-testid]'); wide.push(`${e.tagName} in ${t ? t.dataset.testid : '?'} right ${Math.round(r.right)}`); }
+    if (r.right > vw + 1) {
+      const t = e.closest('[data-testid]');
+      wide.push(`${e.tagName} in ${t ? t.dataset.testid : '?'} to ${Math.round(r.right)}`);
+    }
   }
   const cut = [];
-  for (const e of main.querySelectorAll('.katex, .lnlab-table-wrap, [data-testid="stMarkdownContainer"]')) {
+  const boxes = '.katex, .lnlab-table-wrap, [data-testid="stMarkdownContainer"]';
+  for (const e of main.querySelectorAll(boxes)) {
     if (visible(e) && e.scrollWidth > e.clientWidth + 1) cut.push(e.textContent.slice(0, 60));
   }
   const scroller = document.querySelector('[data-testid="stMain"]');
@@ -45,7 +53,10 @@ MEASURE_JS = """() => {
     const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     if (!own) continue;
     const size = parseFloat(getComputedStyle(e).fontSize);
-    if (size < smallestText) { smallestText = size; smallestWhat = e.textContent.trim().slice(0, 40); }
+    if (size < smallestText) {
+      smallestText = size;
+      smallestWhat = e.textContent.trim().slice(0, 40);
+    }
   }
   let smallestChart = 999, smallestCell = 999;
   for (const t of main.querySelectorAll('.main-svg text')) {
@@ -58,7 +69,9 @@ MEASURE_JS = """() => {
     overflowY: Math.max(0, Math.round(bottom - vh), scroller.scrollHeight - scroller.clientHeight),
     wide, cut, smallestText, smallestWhat, smallestChart, smallestCell,
     focusFrames: [...document.querySelectorAll('button')].filter(b => {
-      const s = getComputedStyle(b); return b === document.activeElement && s.outlineStyle !== 'none' && s.outlineWidth !== '0px';
+      const s = getComputedStyle(b);
+      const framed = s.outlineStyle !== 'none' && s.outlineWidth !== '0px';
+      return b === document.activeElement && framed;
     }).length,
   };
 }"""
