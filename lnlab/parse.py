@@ -55,7 +55,9 @@ _HEAD = re.compile(
     r"(?:(?:[A-Za-z_][\w.]*)?\s*(?P<paren>\())?",  # np.array( / tensor( / (
     re.ASCII,
 )
-_KEYWORD_ARG = re.compile(r"[A-Za-z_]\w*\s*=\s*[^()\[\]=]+", re.ASCII)  # dtype=torch.float16
+# dtype=torch.float16. No "\s*" after "=": the value's own class matches spaces too, and two
+# quantifiers over the same characters backtrack quadratically on "a=" + spaces + "=".
+_KEYWORD_ARG = re.compile(r"[A-Za-z_]\w*\s*=[^()\[\]=]+", re.ASCII)
 _LABEL_SEP = re.compile(r"[,\r\n]")
 _LINE_SEP = re.compile(r"\r\n|[\r\n]")
 _BAD_IN_LABELS = {"Cc", "Cs", "Zl", "Zp"}  # control characters, lone surrogates, line breaks
