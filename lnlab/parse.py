@@ -8,7 +8,10 @@ Accepted embedding text, one row per token:
   ``np.array([...])``, ``tensor([...], grad_fn=<AddBackward0>)``, ``[[0.1 0.3]\\n [0.2 0.4]]``.
   A 3-D literal of shape (1, S, D) or (S, 1, D) is read as (S, D).
 * numbers in ASCII: ``-1.5``, ``+2``, ``.5``, ``5.``, ``1e-3``; the Unicode minus sign also
-  counts as "-". Other digits (``٣``, ``３``), ``1_000``, ``nan`` and ``inf`` are rejected.
+  counts as "-". Other digits (``٣``, ``３``), ``1_000``, ``nan`` and ``inf`` are rejected, and
+  so are numbers too large for a float64 (``1e309``) or too small to be told from 0 (``1e-400``:
+  not 0, but below about 5e-324 in size). Tiny numbers a float64 still holds (``1e-310``) are
+  fine.
 
 Literals are read by a small bracket scanner, never by ``eval``, so nothing pasted can run.
 
@@ -322,6 +325,11 @@ def _to_float(atom: str, where: str) -> float:
     value = float(atom)
     if not math.isfinite(value):
         raise _not_finite(atom, where)
+    if value == 0.0 and any(ch in "123456789" for ch in atom.lower().partition("e")[0]):
+        raise InputError(
+            f"{where}: {_quote(atom)} is too small to represent: it is not 0, but numbers "
+            "below about 5e-324 in size would be read as 0"
+        )
     return value
 
 
