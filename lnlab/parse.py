@@ -46,16 +46,19 @@ _QUOTE_CHARS = 20
 
 Node = str | list["Node"]  # a number's text, or a bracketed list of nodes
 
+# Every pattern runs in time linear in the text: no two quantifiers that can take the same
+# characters sit next to each other or one inside another (tests/test_parse_growth.py).
 _MINUS = re.compile(r"\u2212|[\u2013\ufe63\uff0d](?=\.?[0-9])")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf(?:inity)?)", re.IGNORECASE)
 _ROW_SEP = re.compile(r"[\r\n;]")
-_CELL_SEP = re.compile(r"\s*,\s*|\s+")
+# Spaces, then an optional comma (not "\s*,\s*|\s+", whose alternatives scan the same spaces).
+_CELL_SEP = re.compile(r"\s+(?:,\s*)?|,\s*")
 _ATOM = re.compile(r"[^\[\],\s]+")
 _HEAD = re.compile(
     r"\s*(?:Parameter containing:\s*)?"  # torch's print of an nn.Parameter
     r"(?:[A-Za-z_]\w*\s*=\s*)?"  # x = ...
-    r"(?:(?:[A-Za-z_][\w.]*)?\s*(?P<paren>\())?",  # np.array( / tensor( / (
+    r"(?:(?:[A-Za-z_][\w.]*\s*)?(?P<paren>\())?",  # np.array( / tensor( / (
     re.ASCII,
 )
 # dtype=torch.float16. No "\s*" after "=": the value's own class matches spaces too, and two
