@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -369,14 +370,30 @@ _WRITTEN = re.compile(
 )
 
 
+_EXPONENT_CAP = 10**7  # farther than any float64's exponent plus any text's decimals
+
+
 def half_unit(written: str) -> float:
     """Half a unit in the last written place: "0.364" -> 5e-4, "5" -> 0.5, "1.5e-3" -> 5e-5.
 
     A claim holds when the truth rounds to what was written, i.e. lies within this distance.
+    A place beyond float64's range ("0e400") gives the largest float64, never an overflow.
     """
     mantissa, _, exponent = written.lower().lstrip("+-").partition("e")
     decimals = len(mantissa.partition(".")[2])
-    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+    power = _exponent(exponent) - decimals
+    return 0.5 * 10.0**power if power <= sys.float_info.max_10_exp else sys.float_info.max
+
+
+def _exponent(text: str) -> int:
+    """The value of an exponent's digits ("-05" -> -5, "" -> 0), capped at +-_EXPONENT_CAP.
+
+    Not int() of the whole text: a written "1e-000...01" may have thousands of digits, which
+    int() reads in quadratic time and refuses beyond 4,300.
+    """
+    digits = text.lstrip("+-").lstrip("0")
+    value = int(digits or 0) if len(digits) < len(str(_EXPONENT_CAP)) else _EXPONENT_CAP
+    return -value if text.startswith("-") else value
 
 
 @dataclass(frozen=True)

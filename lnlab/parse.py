@@ -8,7 +8,10 @@ Accepted embedding text, one row per token:
   ``np.array([...])``, ``tensor([...], grad_fn=<AddBackward0>)``, ``[[0.1 0.3]\\n [0.2 0.4]]``.
   A 3-D literal of shape (1, S, D) or (S, 1, D) is read as (S, D).
 * numbers in ASCII: ``-1.5``, ``+2``, ``.5``, ``5.``, ``1e-3``; the Unicode minus sign also
-  counts as "-". Other digits (``٣``, ``３``), ``1_000``, ``nan`` and ``inf`` are rejected.
+  counts as "-". Other digits (``٣``, ``３``), ``1_000``, ``nan`` and ``inf`` are rejected, and
+  so are numbers too large for a float64 (``1e309``) or too small to be told from 0 (``1e-400``:
+  not 0, but below about 5e-324 in size). Tiny numbers a float64 still holds (``1e-310``) are
+  fine.
 
 Literals are read by a small bracket scanner, never by ``eval``, so nothing pasted can run.
 
@@ -43,19 +46,24 @@ _QUOTE_CHARS = 20
 
 Node = str | list["Node"]  # a number's text, or a bracketed list of nodes
 
+# Every pattern runs in time linear in the text: no two quantifiers that can take the same
+# characters sit next to each other or one inside another (tests/test_parse_growth.py).
 _MINUS = re.compile(r"\u2212|[\u2013\ufe63\uff0d](?=\.?[0-9])")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf(?:inity)?)", re.IGNORECASE)
 _ROW_SEP = re.compile(r"[\r\n;]")
-_CELL_SEP = re.compile(r"\s*,\s*|\s+")
+# Spaces, then an optional comma (not "\s*,\s*|\s+", whose alternatives scan the same spaces).
+_CELL_SEP = re.compile(r"\s+(?:,\s*)?|,\s*")
 _ATOM = re.compile(r"[^\[\],\s]+")
 _HEAD = re.compile(
     r"\s*(?:Parameter containing:\s*)?"  # torch's print of an nn.Parameter
     r"(?:[A-Za-z_]\w*\s*=\s*)?"  # x = ...
-    r"(?:(?:[A-Za-z_][\w.]*)?\s*(?P<paren>\())?",  # np.array( / tensor( / (
+    r"(?:(?:[A-Za-z_][\w.]*\s*)?(?P<paren>\())?",  # np.array( / tensor( / (
     re.ASCII,
 )
-_KEYWORD_ARG = re.compile(r"[A-Za-z_]\w*\s*=\s*[^()\[\]=]+", re.ASCII)  # dtype=torch.float16
+# dtype=torch.float16. No "\s*" after "=": the value's own class matches spaces too, and two
+# quantifiers over the same characters backtrack quadratically on "a=" + spaces + "=".
+_KEYWORD_ARG = re.compile(r"[A-Za-z_]\w*\s*=[^()\[\]=]+", re.ASCII)
 _LABEL_SEP = re.compile(r"[,\r\n]")
 _LINE_SEP = re.compile(r"\r\n|[\r\n]")
 _BAD_IN_LABELS = {"Cc", "Cs", "Zl", "Zp"}  # control characters, lone surrogates, line breaks
@@ -325,6 +333,11 @@ def _to_float(atom: str, where: str) -> float:
     value = float(atom)
     if not math.isfinite(value):
         raise _not_finite(atom, where)
+    if value == 0.0 and any(ch in "123456789" for ch in atom.lower().partition("e")[0]):
+        raise InputError(
+            f"{where}: {_quote(atom)} is too small to represent: it is not 0, but numbers "
+            "below about 5e-324 in size would be read as 0"
+        )
     return value
 
 

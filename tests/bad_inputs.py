@@ -60,6 +60,7 @@ CASES: tuple[Bad, ...] = (
     Bad("st-text-ragged", "step_through", "text", "st_text", "1, 2, 3\n4, 5", "same number"),
     Bad("st-text-1000-cols", "step_through", "text", "st_text", THOUSAND_COLUMNS, "too many"),
     Bad("st-text-1e309", "step_through", "text", "st_text", "2, 4, 1e309", "not finite"),
+    Bad("st-text-1e-400", "step_through", "text", "st_text", "2, 4, 1e-400", "too small"),
     Bad("st-text-nan", "step_through", "text", "st_text", "2, nan, 6", "not finite"),
     Bad("st-text-minus-inf", "step_through", "text", "st_text", "-inf, 1", "not finite"),
     Bad("st-text-arabic-digit", "step_through", "text", "st_text", "٣, 4", "digits 0-9"),

@@ -3,6 +3,8 @@ the tolerance rule, and the checker's verdicts recomputed independently with num
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -163,10 +165,19 @@ def test_notebook_layout_is_per_token_and_one_group_is_not():
         ("+.5", 0.05),
         ("1.5e-3", 5e-5),
         ("-1.4901e-08", 5e-13),
+        ("1e-" + "0" * 5000 + "1", 0.05),  # more exponent digits than int() reads
+        ("0." + "0" * 5000 + "1e-0" + "9" * 20, 0.0),
+        ("0e400", sys.float_info.max),  # half a unit of 1e400 is beyond float64
     ],
 )
 def test_half_unit_comes_from_the_written_decimals(written, expected):
     assert half_unit(written) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("claim", ["0e400", "1e-" + "0" * 5000 + "1"])
+def test_claims_with_extreme_exponents_are_judged_not_crashed_on(claim):
+    (verdict,) = check_claims("0, 1", mean_text=claim).verdicts
+    assert verdict.claim.tolerance > 0
 
 
 @pytest.mark.parametrize(

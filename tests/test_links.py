@@ -94,6 +94,8 @@ BAD_LINKS = [
     ({"x": "1" * 50_000}, "over the 40,000 limit"),
     ({"eps": "-1"}, "outside"),
     ({"eps": "inf"}, "not finite"),
+    ({"eps": "1e-400"}, 'eps, position 1: "1e-400" is too small to represent'),
+    ({"x": "1,2;3,-1e-999"}, 'x: row 2, column 2: "-1e-999" is too small'),
     ({"tok": "0"}, "outside"),
     ({"tok": "1.5"}, "not a whole number"),
     ({"tok": "٣"}, "not a whole number"),

@@ -75,7 +75,8 @@ ACCEPTED = [
     # number syntax
     ("1e-3 2.5E+2 +3 .5 5.", [[0.001, 250, 3, 0.5, 5]]),
     ("-1.5, -.5, +0.25, 1E3, 1e+0", [[-1.5, -0.5, 0.25, 1000, 1]]),
-    ("1e-400", [[0.0]]),  # underflows to zero, which is finite
+    ("1e-310 -5e-324 2.5e-324", [[1e-310, -5e-324, 5e-324]]),  # subnormals a float64 holds
+    ("0e-400 -0.000e999 0.0000", [[0, 0, 0]]),  # zero written any way is zero, never too small
     ("−1, −2.5", [[-1, -2.5]]),  # U+2212 minus sign
     ("1e−3", [[0.001]]),
     ("\u20131 \ufe632 \uff0d3 \u2013.5", [[-1, -2, -3, -0.5]]),
@@ -137,6 +138,10 @@ REJECTED = [
     ("Infinity", ['"Infinity" is not finite']),
     ("[1, NaN]", ['row 1, column 2: "NaN" is not finite']),
     ("−inf", ['"-inf" is not finite']),
+    ("1e-400", ['row 1, column 1: "1e-400" is too small to represent', "5e-324"]),
+    ("2.4e-324", ['row 1, column 1: "2.4e-324" is too small']),  # rounds to 0, not 5e-324
+    ("1 2\n3 0." + "0" * 400 + "1", ['row 2, column 2: "0.00000', "too small to represent"]),
+    ("[[1, 2], [3, −1e-999]]", ['row 2, column 2: "-1e-999" is too small']),
     ("٣", ['row 1, column 1: "٣" is not a number', "0-9"]),  # Arabic-Indic three
     ("1 ３", ['row 1, column 2: "３" is not a number', "0-9"]),  # full-width three
     ("1 ²", ['"²" is not a number']),  # superscript two
@@ -232,6 +237,7 @@ BAD_VECTORS = [
     ("1, 2, x", None, ['gamma, position 3: "x" is not a number']),
     ("1\n2\nx", None, ['gamma, position 3: "x" is not a number']),
     ("1, inf", None, ['gamma, position 2: "inf" is not finite']),
+    ("1, 1e-400", None, ['gamma, position 2: "1e-400" is too small to represent']),
     ("1,,2", None, ["gamma, position 2: a number is missing"]),
     ("", 3, ["Enter at least one number for gamma"]),
     ("1 2\n3 4", None, ["gamma must be a single list of numbers", "2 rows"]),

@@ -35,7 +35,7 @@ def test_unicode_minus_is_a_minus():
     assert not check(q, "1.34").correct
 
 
-@pytest.mark.parametrize("given", ["", "  ", "five", "1,2"])
+@pytest.mark.parametrize("given", ["", "  ", "five", "1,2", "1e-400", "1e400"])
 def test_bad_answers_raise_input_error(given):
     with pytest.raises(InputError):
         check(_token_questions([[2.0, 4.0, 6.0, 8.0]])["mean"], given)
