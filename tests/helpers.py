@@ -85,7 +85,7 @@ def html_tables(at: AppTest) -> list[pd.DataFrame]:
     found = []
     for element in at.get("html"):
         body = element.proto.body
-        if "lnlab-table" not in body:
+        if "<table" not in body:
             continue
         head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", body)]
         rows = []

@@ -18,7 +18,8 @@ from urllib.parse import parse_qsl
 import numpy as np
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
-from helpers import page_test
+from helpers import formulas, html_tables, page_test
+from helpers import metric_value as metric
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
@@ -44,36 +45,43 @@ def open_page(query: dict[str, str] | None = None) -> AppTest:
     return at
 
 
-def metric(at: AppTest, label: str) -> float:
-    return float(next(m.value for m in at.metric if m.label.startswith(label)))
-
-
 def has_metric(at: AppTest, label: str) -> bool:
     return any(m.label.startswith(label) for m in at.metric)
 
 
 def step_titles(at: AppTest) -> list[str]:
-    return [h.value for h in at.subheader if h.value.startswith("Step ")]
+    """The titles of the sections on screen: "1. Mean", ..."""
+    return [h.value for h in at.subheader if h.value[0].isdigit()]
 
 
-def headers(at: AppTest) -> list[str]:
-    return [h.value for h in at.header]
+def token_heading(at: AppTest) -> str:
+    """The chosen token above every section: "Token 2: ,"."""
+    context = next(m.value for m in at.markdown if m.value.startswith("**Token "))
+    return context.split("**")[1].replace("\\", "")
+
+
+SECTIONS = ("mean", "var", "std", "x_hat", "y", "check", "undo", "prompt_input")
+
+
+def go_to(at: AppTest, key: str) -> AppTest:
+    """Choose the section called `key` from the section chooser."""
+    return at.selectbox(key="st_step").select((*SECTIONS, "prompt_normalized").index(key)).run()
 
 
 def vector(at: AppTest, name: str) -> np.ndarray:
     """The one-row table of `name` ("x̂" or "y") shown as a step's result."""
-    table = next(d.value for d in at.dataframe if list(d.value.iloc[:, 0]) == [name])
+    table = next(t for t in html_tables(at) if list(t.iloc[:, 0]) == [name])
     return table.iloc[0, 1:].astype(float).to_numpy()
 
 
 def input_table(at: AppTest):
-    return next(d.value for d in at.dataframe if d.value.columns[-1] == "σ_ε")
+    return next(t for t in html_tables(at) if t.columns[-1] == "σ_ε")
 
 
 def shown(at: AppTest) -> tuple:
     """Every number the page shows: tables, metrics and formulas."""
-    tables = tuple(d.value.to_json() for d in at.dataframe)
-    return tables, tuple((m.label, m.value) for m in at.metric), tuple(x.value for x in at.latex)
+    tables = tuple(t.to_json() for t in html_tables(at))
+    return tables, tuple((m.label, m.value) for m in at.metric), tuple(formulas(at))
 
 
 def link(at: AppTest) -> dict[str, str]:
@@ -87,7 +95,7 @@ def is_default(at: AppTest) -> bool:
         metric(at, "μ") == 5.0
         and at.text_area(key="st_text").value == "2, 4, 6, 8"
         and at.session_state["st_eps"] == 1e-5
-        and step_titles(at) == ["Step 1 of 5: Mean"]
+        and step_titles(at) == ["1. Mean"]
         and link(at) == DEFAULT_LINK
     )
 
@@ -121,10 +129,10 @@ def test_a_link_opens_its_example():
         }
     )
     assert not at.warning and not at.error
-    assert headers(at)[0] == "Token 2: ,"  # a label may be a comma
-    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    assert token_heading(at) == "Token 2: ,"  # a label may be a comma
+    assert step_titles(at) == ["2. Variance"]
     assert metric(at, "σ²") == pytest.approx(26 / 3)
-    inputs = input_table(at)
+    inputs = input_table(go_to(at, "prompt_input"))
     assert list(inputs["token"]) == ["a", ","]
     np.testing.assert_allclose(inputs["mean"], [2.0, 7.0])
     np.testing.assert_allclose(inputs["σ_ε"], [math.sqrt(2 / 3 + 0.5), math.sqrt(26 / 3 + 0.5)])
@@ -138,14 +146,14 @@ def test_a_preset_link_keeps_its_token_and_step():
     # "hello" token 2 is [0, 0.1, 0.4, -0.1]: mean 0.1, variance (0.01 + 0 + 0.09 + 0.04) / 4
     at = open_page({"preset": "hello", "tok": "2", "step": "3"})
     assert not at.warning
-    assert headers(at)[0] == "Token 2: ,"
+    assert token_heading(at) == "Token 2: ,"
     assert metric(at, "σ_ε") == pytest.approx(math.sqrt(0.035 + 1e-5), rel=1e-5)
 
 
 def test_a_link_with_its_own_embeddings_and_no_labels_names_tokens_t1_t2():
     at = open_page({"x": "1,2;3,5", "tok": "2"})
     assert not at.warning and not at.error
-    assert headers(at)[0] == "Token 2: t2"
+    assert token_heading(at) == "Token 2: t2"
     assert metric(at, "μ") == 4.0
 
 
@@ -158,7 +166,7 @@ def test_round_trip_state_link_state_shows_the_same_numbers():
     first.text_input(key="st_gamma").input("1, 2, 0.5, 1").run()
     first.text_input(key="st_beta").input("0.1").run()
     for _ in range(4):
-        first.button(key="st_next").click().run()
+        first.button(key="step_through_next").click().run()
     assert not first.exception and not first.error
     shared = link(first)
     assert dict(first.query_params) == shared  # after an edit the address bar is the link too
@@ -183,17 +191,17 @@ def test_typed_embeddings_travel_exactly():
     first = open_page()
     first.text_area(key="st_text").input("[[0.1, 0.3, -0.2], [1e-3, 2.5, 7]]").run()
     assert first.query_params["x"] == "0.1,0.3,-0.2;0.001,2.5,7"
-    first.toggle(key="st_all").set_value(True).run()
+    first.toggle(key="step_through_all").set_value(True).run()
     assert first.query_params["all"] == "1"
     second = open_page(link(first))
     assert shown(second) == shown(first)
-    assert len(step_titles(second)) == 5
+    assert len(step_titles(second)) == 9
 
 
 def test_a_link_applies_once_so_edits_after_it_stay():
     at = open_page({"eps": "0.5", "step": "2"})
     at.number_input(key="st_eps").set_value(0.25).run()
-    at.button(key="st_prev").click().run()
+    at.button(key="step_through_prev").click().run()
     assert at.session_state["st_eps"] == 0.25
     assert (at.query_params["eps"], at.query_params["step"]) == ("0.25", "1")
 
@@ -211,7 +219,7 @@ BAD_LINKS = {
     "token not whole": {"tok": "1.5"},
     "gamma of the wrong length": {"gamma": "1,2"},
     "beta of the wrong length": {"x": "1,2,3", "beta": "0,1"},
-    "step 9": {"step": "9"},
+    "step 10": {"step": "10"},
     "step 0": {"step": "0"},
     "unknown version": {"v": "9"},
     "unknown parameter": {"junk": "1"},
@@ -237,7 +245,7 @@ def test_bad_links_open_the_default_example_with_a_notice(query):
 def test_a_bad_link_says_what_is_wrong():
     assert "token 2 does not exist" in notice(open_page({"tok": "2"}))
     assert "gamma has 2 values" in notice(open_page({"gamma": "1,2"}))
-    assert "step: 9 is outside 1..5" in notice(open_page({"step": "9"}))
+    assert "step: 10 is outside 1..9" in notice(open_page({"step": "10"}))
 
 
 # ---------------------------------------------------------------- presenter mode
@@ -245,37 +253,56 @@ def test_a_bad_link_says_what_is_wrong():
 
 def test_presenter_mode_shows_one_step_and_next_moves_on():
     at = open_page({"present": "1", "all": "1"})
-    assert step_titles(at) == ["Step 1 of 5: Mean"]  # one step per slide, even with "all"
-    assert headers(at) == ["Token 1: token"]  # no check, undo, prompt or exports
-    assert "2, 4, 6, 8" in at.markdown[0].value  # the token's numbers on top of the slide
-    keys = {w.key for w in [*at.text_area, *at.text_input, *at.toggle]}
-    assert not keys & {"st_text", "st_labels", "st_gamma", "st_beta", "st_all", "st_quiz"}
+    assert step_titles(at) == ["1. Mean"]  # one section per slide, even with "all"
+    assert token_heading(at) == "Token 1: token"  # the token's numbers on top of the slide
+    assert any("2, 4, 6, 8" in m.value for m in at.markdown if m.value.startswith("**Token"))
+    assert any(m.value.startswith("**Slide 1 of 9**") for m in at.markdown)
+    keys = {w.key for w in [*at.text_area, *at.text_input, *at.toggle, *at.selectbox]}
+    assert not keys & {"st_text", "st_labels", "st_gamma", "st_beta", "step_through_all", "st_quiz"}
+    assert "st_step" not in keys  # the section chooser is off-slide
     assert not at.data_editor and not at.get("download_button")
-    assert at.button(key="st_next").proto.shortcut == "right"
-    assert at.button(key="st_prev").proto.shortcut == "left"
-    at.button(key="st_next").click().run()
-    assert step_titles(at) == ["Step 2 of 5: Variance"]
+    assert at.button(key="step_through_next").proto.shortcut == "right"
+    assert at.button(key="step_through_prev").proto.shortcut == "left"
+    assert at.button(key="step_through_next_pgdn").proto.shortcut == "pagedown"
+    assert at.button(key="step_through_prev_pgup").proto.shortcut == "pageup"
+    at.button(key="step_through_next").click().run()
+    assert step_titles(at) == ["2. Variance"]
     assert metric(at, "σ²") == 5.0
     assert (at.query_params["step"], at.query_params["present"]) == ("2", "1")
     at.run()
-    assert step_titles(at) == ["Step 2 of 5: Variance"]
-    for _ in range(3):
-        at.button(key="st_next").click().run()
-    assert step_titles(at) == ["Step 5 of 5: Scale and shift"]
-    assert at.button(key="st_next").disabled
+    assert step_titles(at) == ["2. Variance"]
+    for _ in range(7):
+        at.button(key="step_through_next_pgdn").click().run()
+    assert step_titles(at) == ["9. The whole prompt: normalized"]
+    assert at.button(key="step_through_next").disabled
+    at.button(key="step_through_prev_pgup").click().run()
+    assert step_titles(at) == ["8. The whole prompt: input"]
+
+
+def test_every_part_of_the_lesson_is_a_slide():
+    """The check, the undo and the whole prompt are slides too, each with its numbers."""
+    at = open_page({"present": "1", "step": "6"})
+    assert step_titles(at) == ["6. The check: mean 0, standard deviation 1"]
+    assert metric(at, "torch.std") == pytest.approx(math.sqrt(20 / 3 / 5.00001), rel=1e-12)
+    at.button(key="step_through_next").click().run()
+    assert step_titles(at) == ["7. Let γ and β undo it"]
+    at.button(key="st_undo").click().run()
+    assert "The input is back" in at.success[0].value
+    at.button(key="step_through_next").click().run()
+    np.testing.assert_allclose(input_table(at)["mean"], [5.0])
 
 
 def test_hidden_inputs_keep_their_values_through_presenter_mode():
     at = open_page({"x": "1,2,3;4,6,11", "tok": "2", "gamma": "3"})
     at.toggle(key="present_toggle").set_value(True).run()
     assert not [t for t in at.text_area if t.key == "st_text"]
-    at.button(key="st_next").click().run()
+    at.button(key="step_through_next").click().run()
     assert metric(at, "σ²") == pytest.approx(26 / 3)
     at.button(key="present_exit").click().run()
     assert at.text_area(key="st_text").value == "1, 2, 3\n4, 6, 11"
     assert at.text_input(key="st_gamma").value == "3"
-    assert step_titles(at) == ["Step 2 of 5: Variance"]
-    assert "The whole prompt at once" in headers(at)
+    assert step_titles(at) == ["2. Variance"]
+    assert "Take the numbers with you" in [h.value for h in at.subheader]
 
 
 # ---------------------------------------------------------------- predict, then reveal
@@ -306,10 +333,8 @@ def test_predict_then_reveal_scores_and_survives_reruns():
     at.toggle(key="st_quiz").set_value(True).run()
     assert not has_metric(at, "μ")  # the mean waits for the prediction
     assert "What is the mean of token" in prompt(at)
-    assert len(at.latex) == 1  # the formula, not the numbers
-    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert not chart["layout"].get("shapes")  # no mean line yet
-    assert "The whole prompt at once" not in headers(at)
+    assert len(formulas(at)) == 1  # the formula, not the numbers
+    assert not at.get("plotly_chart")  # no chart, and so no mean line, yet
 
     answer(at, "mean", "5")
     assert metric(at, "μ") == 5.0
@@ -328,37 +353,39 @@ def test_every_question_in_turn_then_the_rest_of_the_page():
     answer(at, "mean", "4")  # wrong first
     assert "Not quite" in at.warning[0].value
     assert metric(at, "μ") == 5.0  # checked, so revealed
-    at.button(key="st_next").click().run()
+    at.button(key="step_through_next").click().run()
     assert not has_metric(at, "σ²")
     answer(at, "var", "5")
-    at.button(key="st_next").click().run()
+    at.button(key="step_through_next").click().run()
     assert metric(at, "σ_ε") == pytest.approx(std)  # step 3 asks nothing
-    at.button(key="st_next").click().run()
+    at.button(key="step_through_next").click().run()
     answer(at, "xhat", f"{-3 / std:.3f}")
     np.testing.assert_allclose(vector(at, "x̂"), np.array([-3, -1, 1, 3]) / std)
-    assert "The whole prompt at once" not in headers(at)
-    at.button(key="st_next").click().run()
+    at.button(key="step_through_next").click().run()
+    assert not at.get("plotly_chart")
     answer(at, "y", f"{-3 / std:.3f}")
-    assert "The whole prompt at once" in headers(at)
+    assert at.get("plotly_chart")
     at.run()
     assert sorted(at.session_state["quiz_marks"].values()) == [False, True, True, True]
     assert score(at) == "3 / 4"
 
 
-def test_a_step_further_on_asks_the_earlier_questions_first():
+def test_a_step_further_on_asks_its_own_question():
     at = open_page({"q": "1", "step": "4"})
-    assert step_titles(at) == ["Step 4 of 5: Normalize"]
-    question_key(at, "mean")  # the mean comes first
-    assert not at.dataframe or not any(list(d.value.iloc[:, 0]) == ["x̂"] for d in at.dataframe)
-    answer(at, "mean", "5")
-    question_key(at, "var")
+    assert step_titles(at) == ["4. Normalize"]
+    question_key(at, "xhat")
+    assert not any(list(t.iloc[:, 0]) == ["x̂"] for t in html_tables(at))
+    answer(at, "xhat", "-1.34")
+    assert any(list(t.iloc[:, 0]) == ["x̂"] for t in html_tables(at))
 
 
-def test_all_steps_at_once_stop_at_the_first_open_question():
+def test_all_sections_at_once_each_wait_for_their_own_question():
     at = open_page({"q": "1", "all": "1"})
-    assert step_titles(at) == ["Step 1 of 5: Mean"]
+    assert len(step_titles(at)) == 9
+    assert not has_metric(at, "μ") and not has_metric(at, "σ²")
+    assert has_metric(at, "σ_ε")  # step 3 asks nothing
     answer(at, "mean", "5")
-    assert step_titles(at) == ["Step 1 of 5: Mean", "Step 2 of 5: Variance"]
+    assert metric(at, "μ") == 5.0 and not has_metric(at, "σ²")
 
 
 def test_a_custom_example_gets_its_own_questions():
@@ -382,8 +409,7 @@ def test_changing_epsilon_keeps_the_answered_mean():
 
 def test_questions_show_on_the_slides_too():
     at = open_page({"q": "1", "present": "1", "step": "2"})
-    question_key(at, "mean")
-    answer(at, "mean", "5")
+    question_key(at, "var")
     answer(at, "var", "5")
     assert metric(at, "σ²") == 5.0
 
@@ -409,7 +435,7 @@ EXAMPLE = {"preset": "hello", "tok": "3", "eps": "0.01", "gamma": "1,2,0.5,1", "
 
 
 def test_the_pytorch_script_reproduces_the_numbers_on_the_page(served):
-    at = open_page(EXAMPLE | {"step": "5"})
+    at = open_page(EXAMPLE | {"all": "1"})
     assert set(served) == {"lnlab-steps.csv", "lnlab-steps.json", "lnlab_steps.py"}
     script = next(c.value for c in at.code if c.value.startswith('"""Reproduces'))
     assert served["lnlab_steps.py"].strip() == script.strip()
@@ -424,7 +450,7 @@ def test_the_pytorch_script_reproduces_the_numbers_on_the_page(served):
 
 
 def test_csv_and_json_hold_the_numbers_on_the_page(served):
-    at = open_page(EXAMPLE | {"step": "5"})
+    at = open_page(EXAMPLE | {"all": "1"})
     y = vector(at, "y")
     rows = list(csv.DictReader(io.StringIO(served["lnlab-steps.csv"])))
     assert len(rows) == 6 * 4

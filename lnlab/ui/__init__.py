@@ -17,8 +17,9 @@ import plotly.graph_objects as go  # noqa: F401
 from lnlab.ui.inputs import data_editor, last_good, preset_choice, show_error, within
 from lnlab.ui.lesson import chart, formula, lesson_view, metric, show_section, table
 from lnlab.ui.links import open_link, share_link
-from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting, rerun_app
+from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
 from lnlab.ui.quiz import QUIZ_KEY, ask
+from lnlab.ui.rerun import rerun_app
 
 __all__ = [
     "PAGES",

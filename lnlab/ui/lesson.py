@@ -21,8 +21,9 @@ from lnlab.links import Field
 from lnlab.numbers import exact, fmt, scale_of
 from lnlab.plots.common import figure as plain_figure
 from lnlab.ui.links import share_link
-from lnlab.ui.page import presenting, rerun_if_asked
+from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask
+from lnlab.ui.rerun import rerun_if_asked
 
 SLIDE_CHART_HEIGHT = 340  # px: a slide's chart beside its text, at 1024 x 768
 SLIDE_COLUMNS = 8  # a slide's table shows at most this many number columns

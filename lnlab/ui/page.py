@@ -13,7 +13,6 @@ from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 PRESENT_KEY = "present"  # the mode itself: a plain session key, so it survives page switches
 FIGURE_FORMATS = ("png", "svg")
-_FULL_RERUN = "_lnlab_full_rerun"
 
 
 @dataclass(frozen=True)
@@ -129,18 +128,3 @@ def _figure_format_choice() -> None:
             figure_format=st.session_state["figure_format_radio"]
         ),
     )
-
-
-def rerun_app() -> None:
-    """Ask for a whole-page rerun after this callback (from a slide's widget, say).
-
-    A widget inside a slide reruns only the slide; when it changes something drawn outside
-    (a text box above the lesson), the lesson calls st.rerun(scope="app") once it sees this.
-    """
-    st.session_state[_FULL_RERUN] = True
-
-
-def rerun_if_asked() -> None:
-    """Rerun the whole page if a callback asked for it (see rerun_app)."""
-    if st.session_state.pop(_FULL_RERUN, False):
-        st.rerun(scope="app")

@@ -8,6 +8,7 @@ from lnlab.errors import InputError
 from lnlab.markdown import plain
 from lnlab.quiz import Question, check, score
 from lnlab.ui.inputs import show_error
+from lnlab.ui.rerun import rerun_app
 
 QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page switches
 
@@ -21,6 +22,7 @@ def _mark(question: Question) -> None:
         return
     st.session_state.setdefault(QUIZ_KEY, {}).setdefault(question.qid, verdict.correct)
     st.session_state.setdefault("quiz_verdicts", {})[question.qid] = verdict
+    rerun_app()  # the sidebar's score, outside the lesson's fragment, shows the new mark
 
 
 def ask(question: Question) -> bool:
