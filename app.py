@@ -9,6 +9,7 @@ import streamlit as st
 from lnlab import ui  # first: loads the heavy libraries once, before any page runs
 from lnlab.backend import device_summary
 from lnlab.plots.transformer import block_diagram
+from lnlab.steps import STEPS
 from lnlab.transformer import POST_NORM
 
 
@@ -35,11 +36,8 @@ ui.chart(
     "input (the residual) and then layer-normalized.",
 )
 st.subheader("The five steps, for one token $x_1, \\dots, x_D$")
-st.latex(r"1.\ \mu = \tfrac{1}{D}\textstyle\sum_i x_i")
-st.latex(r"2.\ \sigma^2 = \tfrac{1}{D}\textstyle\sum_i (x_i - \mu)^2")
-st.latex(r"3.\ \sigma_\epsilon = \sqrt{\sigma^2 + \epsilon}")
-st.latex(r"4.\ \hat{x}_i = (x_i - \mu) / \sigma_\epsilon")
-st.latex(r"5.\ y_i = \gamma_i \hat{x}_i + \beta_i")
+for number, step in enumerate(STEPS, start=1):
+    st.latex(rf"{number}.\ {step.formula}")
 st.subheader("Explore")
 for page in ui.PAGES:
     st.page_link(page.path, label=f"{page.title}: {page.blurb}", icon=page.icon)

@@ -95,10 +95,7 @@ def _open_link() -> None:
     """Apply a newly opened link, then check that its parts fit together (a token beyond the
     embeddings, a gamma of the wrong length): a link that does not opens the default example
     with a notice, as any other bad link does."""
-    url = repr(sorted((k, st.query_params.get_all(k)) for k in st.query_params))
-    new = url != ss.get("st_link_seen")
-    ss.st_link_seen = url
-    ui.open_link(PAGE, FIELDS)
+    new = ui.open_link(PAGE, FIELDS)
     _init_state()
     ui.within("st_eps", 0.0, EPS_MAX, DEFAULT_EPS, "Epsilon")
     if not new:
@@ -164,9 +161,9 @@ def _exports(inputs: tuple) -> tuple[str, str, str]:
 # ---------------------------------------------------------------- the inputs
 
 
-def _inputs() -> None:
+def _inputs() -> tuple:
     """The preset, the embeddings (text and grid), labels, token, ε, γ and β; any box's
-    error shows under the text boxes."""
+    error shows under the text boxes. Returns what _read() makes of them."""
     presets = (*TOKEN_PRESETS, CUSTOM_PRESET)
     ui.preset_choice("Preset", presets, "st_preset", on_change=_load_preset, persist_state=KEEP)
     text_col, grid_col = st.columns(2)
@@ -188,7 +185,8 @@ def _inputs() -> None:
             help="Leave blank for t1, t2, ... One label a line, so a label may be a comma.",
             persist_state=KEEP,
         )
-    x, labels, *_ = _read()
+    inputs = _read()
+    x, labels = inputs[0], inputs[1]
     with grid_col:
         ss.st_grid_base = (x, labels)
         ui.data_editor(
@@ -230,6 +228,7 @@ def _inputs() -> None:
             max_chars=VECTOR_CHARS,
             persist_state=KEEP,
         )
+    return inputs
 
 
 def _read() -> tuple:
@@ -359,8 +358,9 @@ if not ui.presenting():
         help="Steps 1, 2, 4 and 5 first ask you to predict their result; your first tries "
         "are scored in the sidebar.",
     )
-    _inputs()
-ss.st_inputs = _read()
+    ss.st_inputs = _inputs()
+else:
+    ss.st_inputs = _read()
 ui.lesson_view(
     lambda: _slides(ss.st_inputs),
     page=PAGE,

@@ -23,12 +23,13 @@ def _query() -> dict[str, str | list[str]]:
     return out
 
 
-def open_link(page: str, fields: tuple[Field, ...]) -> None:
+def open_link(page: str, fields: tuple[Field, ...]) -> bool:
     """Put the state in the URL into the page's widgets; call before creating them.
 
     Only a new URL is applied (not the one this page wrote itself), so edits are never undone
     on a rerun. A bad link opens the page's default example with a notice saying what is
-    wrong; it never raises.
+    wrong; it never raises. Returns True when it applied a newly opened link, so the page can
+    check that the link's parts fit together.
     """
     for f in fields:  # Streamlit drops the state of widgets that are not drawn (presenter mode)
         if f.key in st.session_state:
@@ -36,12 +37,12 @@ def open_link(page: str, fields: tuple[Field, ...]) -> None:
     params = {k: v for k, v in _query().items() if k not in _NOT_STATE}
     signature = repr(sorted(params.items()))
     if st.session_state.get(f"_link_{page}") == signature:
-        return
+        return False
     st.session_state[f"_link_{page}"] = signature
     st.session_state[f"_link_arrival_{page}"] = signature
     st.session_state.pop(f"_link_initial_{page}", None)  # share_link records it after the widgets
     if not params:
-        return
+        return False
     try:
         state = decode_link(params, tuple(f.param for f in fields))
     except InputError as err:
@@ -52,8 +53,9 @@ def open_link(page: str, fields: tuple[Field, ...]) -> None:
             f"{plain(str(err))}. The page opened on its default example instead.",
             icon=":material/link_off:",
         )
-        return
+        return False
     st.session_state.update(widget_values(state, fields))
+    return True
 
 
 def share_link(page: str, fields: tuple[Field, ...]) -> None:

@@ -295,12 +295,12 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-def new_app_page(browser: Browser) -> Page:
+def new_app_page(browser: Browser, viewport: dict[str, int] | None = None) -> Page:
     """A page in a new browser context: its own cookies, so its own Streamlit session.
 
     Close it with `page.context.close()`.
     """
-    context = browser.new_context(viewport=VIEWPORT)
+    context = browser.new_context(viewport=viewport or VIEWPORT)
     context.add_init_script(RUN_COUNTER_SCRIPT)
     context.set_default_timeout(APP_TIMEOUT_MS)
     return context.new_page()

@@ -7,6 +7,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from lnlab.steps import STEPS
+
 from .conftest import (
     APP_PAGES,
     MAIN,
@@ -20,13 +22,7 @@ pytestmark = pytest.mark.browser
 
 STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
 PADDING = next(p for p in APP_PAGES if p.name == "padding")
-STEP_TITLES = (
-    "Mean",
-    "Variance",
-    "Standard deviation with epsilon",
-    "Normalize",
-    "Scale and shift",
-)
+STEP_TITLES = tuple(s.title for s in STEPS)
 
 
 def _open(page: Page, server: StreamlitServer, url: str) -> None:
@@ -36,7 +32,7 @@ def _open(page: Page, server: StreamlitServer, url: str) -> None:
 
 
 def _step_heading(page: Page, k: int) -> None:
-    expect(page.locator(MAIN)).to_contain_text(f"Step {k} of 5: {STEP_TITLES[k - 1]}")
+    expect(page.locator(MAIN)).to_contain_text(f"{k}. {STEP_TITLES[k - 1]}")
 
 
 def test_step_through_from_first_to_last_step(page: Page, streamlit_server: StreamlitServer):
@@ -45,10 +41,9 @@ def test_step_through_from_first_to_last_step(page: Page, streamlit_server: Stre
     expect(page.locator(MAIN)).to_contain_text("= 5")  # mean of 2, 4, 6, 8: 20 / 4
     for k in range(2, 6):
         with expect_rerun(page):
-            page.locator(".st-key-st_next button").click()
+            page.locator(".st-key-step_through_next button").click()
         _step_heading(page, k)
         assert_no_problems(page)
-    expect(page.locator(".st-key-st_next button")).to_be_disabled()
 
 
 def test_an_edit_in_the_text_area_updates_the_numbers(
@@ -92,6 +87,11 @@ def test_presenter_mode_steps_with_the_keyboard(page: Page, streamlit_server: St
     with expect_rerun(page):
         page.keyboard.press("ArrowRight")
     _step_heading(page, 2)
+    with expect_rerun(page):
+        page.keyboard.press("PageDown")  # what a presentation clicker sends
+    _step_heading(page, 3)
+    with expect_rerun(page):
+        page.keyboard.press("PageUp")
     with expect_rerun(page):
         page.keyboard.press("ArrowLeft")
     _step_heading(page, 1)

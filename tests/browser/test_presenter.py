@@ -1,0 +1,82 @@
+"""Presenter mode as a projector shows it: every slide of every lesson fits the screen.
+
+At 1024 x 768, 1280 x 720 and 1920 x 1080, each slide is reached with the keys a presentation
+clicker sends and measured in the DOM (tests/browser/slides.py): nothing below the screen,
+nothing cut or past the right edge, text, table cells and heatmap numbers at least 16 px,
+chart text at least 12 px, no focus frame.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from .conftest import (
+    APP_PAGES,
+    MAIN,
+    OUTPUT,
+    StreamlitServer,
+    assert_charts_drawn,
+    assert_no_problems,
+    expect_rerun,
+    new_app_page,
+    wait_for_app,
+)
+from .slides import PROJECTORS, measure
+
+pytestmark = pytest.mark.browser
+
+LESSONS = [p for p in APP_PAGES if p.path != "/"]
+SLIDE_NUMBER = re.compile(r"Slide (\d+) of (\d+)")
+
+
+def _slide_number(page: Page) -> tuple[int, int]:
+    text = page.locator(MAIN).inner_text()
+    found = SLIDE_NUMBER.search(text)
+    assert found, "presenter mode shows no slide number"
+    return int(found.group(1)), int(found.group(2))
+
+
+@pytest.mark.parametrize("size", PROJECTORS, ids=lambda s: f"{s['width']}x{s['height']}")
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name)
+def test_every_slide_fits_the_projector(
+    browser: Browser, streamlit_server: StreamlitServer, lesson, size
+):
+    page = new_app_page(browser, size)
+    try:
+        page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1")
+        wait_for_app(page)
+        at, count = _slide_number(page)
+        assert at == 1
+        problems = {}
+        for k in range(1, count + 1):
+            assert _slide_number(page) == (k, count)
+            assert_no_problems(page)
+            assert_charts_drawn(page)
+            fit = measure(page)
+            if fit.problems():
+                problems[k] = fit.problems()
+            if size == PROJECTORS[0]:
+                page.screenshot(path=OUTPUT / "slides" / f"{lesson.name}-{k}.png")
+            if k < count:
+                with expect_rerun(page):
+                    page.keyboard.press("PageDown" if k % 2 else "ArrowRight")
+        assert not problems, f"{lesson.name} at {size}: {problems}"
+        expect(page.locator(f".st-key-{lesson.name}_next button")).to_be_disabled()
+    finally:
+        page.context.close()
+
+
+def test_a_link_opens_the_slide_on_screen(page: Page, streamlit_server: StreamlitServer):
+    lesson = next(p for p in LESSONS if p.name == "step_through")
+    page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1")
+    wait_for_app(page)
+    for _ in range(2):
+        with expect_rerun(page):
+            page.keyboard.press("PageDown")
+    expect(page).to_have_url(re.compile(r"[?&]step=3"))
+    page.goto(page.url)  # the link a teacher copies from the address bar
+    wait_for_app(page)
+    assert _slide_number(page)[0] == 3
