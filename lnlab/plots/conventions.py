@@ -5,15 +5,22 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from lnlab.conventions import AxesComparison, CheckResult, ConventionComparison, claim_name
+from lnlab.checker import CheckResult, claim_name
+from lnlab.conventions import AxesComparison, ConventionComparison
 from lnlab.plots.common import HIGHLIGHT, OKABE_ITO, figure, heatmap
 
 NOISE = 1e-12  # outputs smaller than this are floating-point rounding of an exact 0
 ERROR_FLOOR = 1e-3  # claims that are exact still get a visible bar on the log axis
 
 
-def outputs_by_convention(comparison: ConventionComparison, token: int, label: str) -> go.Figure:
-    """Grouped bars: the outputs y_i of token `token` under every convention, side by side."""
+def outputs_by_convention(
+    comparison: ConventionComparison,
+    token: int,
+    label: str,
+    keys: tuple[str, ...] | None = None,
+) -> go.Figure:
+    """Grouped bars: the outputs y_i of token `token` under the conventions `keys` (all if
+    None), side by side; each convention keeps its colour whichever others are shown."""
     features = [f"y{i + 1}" for i in range(comparison.x.shape[1])]
     bars = [
         {
@@ -25,10 +32,11 @@ def outputs_by_convention(comparison: ConventionComparison, token: int, label: s
             "hovertemplate": f"{run.convention.name}<br>%{{x}} = %{{y:.6f}}<extra></extra>",
         }
         for i, run in enumerate(comparison.runs)
+        if keys is None or run.convention.key in keys
     ]
     layout = {
         "barmode": "group",
-        "title": {"text": f"Outputs of {label} under each convention"},
+        "title": {"text": f"Outputs of {label}"},
         "xaxis": {"title": {"text": "feature"}},
         "yaxis": {"title": {"text": "y"}},
         "legend": {"orientation": "h", "y": -0.2},
