@@ -297,12 +297,12 @@ def quantity_table(result: CheckResult) -> pd.DataFrame:
             everywhere = [k for k in names if all(k in v.conventions for v in verdicts)]
             rows.append(
                 {
-                    "claimed": name if len(verdicts) == 1 else f"{name}s",
-                    "hold": f"{sum(v.holds for v in verdicts)} of {len(verdicts)}",
+                    "claims that hold": f"{sum(v.holds for v in verdicts)} of {len(verdicts)} "
+                    + (name if len(verdicts) == 1 else f"{name}s"),
                     "all hold under": ", ".join(names[k] for k in everywhere) or "none",
                 }
             )
-    return pd.DataFrame(rows, columns=["claimed", "hold", "all hold under"])
+    return pd.DataFrame(rows, columns=["claims that hold", "all hold under"])
 
 
 def summary(result: CheckResult) -> tuple[bool, str]:

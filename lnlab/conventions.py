@@ -18,7 +18,7 @@ import pandas as pd
 
 from lnlab.latex import num
 from lnlab.norms import LayerNormTrace, layer_norm_steps, rms_norm, root_mean_square
-from lnlab.numbers import DEFAULT_EPS, fmt
+from lnlab.numbers import DEFAULT_EPS, exact
 
 # ---------------------------------------------------------------- the conventions
 
@@ -53,10 +53,10 @@ class Convention:
     def differences_from(self, other: Convention) -> str:
         """What this convention does differently from `other`, in words ("" if nothing)."""
         if not self.centred:
-            return f"no mean subtracted: divides x by its root mean square; eps {fmt(self.eps)}"
+            return f"no mean subtracted: divides x by its root mean square; eps {exact(self.eps)}"
         notes = []
         if self.eps != other.eps:
-            notes.append(f"eps {fmt(self.eps)}")
+            notes.append(f"eps {exact(self.eps)}")
         if self.unbiased != other.unbiased:
             notes.append("unbiased variance (D - 1)" if self.unbiased else "biased variance (D)")
         if self.eps_outside != other.eps_outside:
@@ -197,16 +197,15 @@ def comparison_table(comparison: ConventionComparison, labels: list[str]) -> pd.
 
 
 def conventions_table(comparison: ConventionComparison) -> pd.DataFrame:
-    """Each convention's settings (as text) and how far its outputs land from PyTorch's."""
+    """Each convention's settings, as text (the distances from PyTorch: `comparison_table`)."""
     return pd.DataFrame(
         [
             {
                 "convention": r.convention.short,
-                "eps": fmt(r.convention.eps),
+                "eps": exact(r.convention.eps),
                 "variance": "÷ (D − 1)" if r.convention.unbiased else "÷ D",
                 "eps goes": "on the std" if r.convention.eps_outside else "in the root",
-                "mean out": "yes" if r.convention.centred else "no",
-                "max |Δ| from PyTorch": r.max_abs_diff,
+                "minus mean": "yes" if r.convention.centred else "no",
             }
             for r in comparison.runs
         ]

@@ -29,6 +29,7 @@ from lnlab.errors import InputError
 from lnlab.export import to_csv
 from lnlab.lessons import conventions as slides
 from lnlab.links import Field, Param
+from lnlab.markdown import plain
 from lnlab.parse import MAX_TOKENS, format_embeddings, parse_embeddings
 from lnlab.presets import token_preset
 
@@ -151,8 +152,7 @@ def _load_case() -> None:
 def _box(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> None:
     """A text box that reruns the page; in presenter mode its text, read-only."""
     if ui.presenting():
-        st.caption(label)
-        st.code(ss[key] or " ", language=None, wrap_lines=True)
+        st.markdown(f"{label}: " + plain("; ".join(ss[key].splitlines())))
     else:
         widget(label, key=key, on_change=ui.rerun_app, persist_state=KEEP, **kwargs)
 

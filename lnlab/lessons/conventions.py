@@ -31,6 +31,7 @@ from lnlab.conventions import (
 )
 from lnlab.latex import num
 from lnlab.lessons.model import Callout, Figure, Lesson, Metric, Section, Table
+from lnlab.numbers import exact
 from lnlab.plots.conventions import claim_errors, groupings_heatmap, outputs_by_convention
 
 TITLE = "Conventions and checker"
@@ -43,6 +44,7 @@ INTRO = (
 )
 SIX, AXES, CHECK = "six", "axes", "check"  # the sections whose widgets the page draws
 DIFF_HELP = "The largest |output − PyTorch's output| over every token and feature."
+AXES_HELP = "The largest |output − per-token Layer Norm's output|."
 BARS = "Each group of bars is one feature of the token; each colour one convention."
 
 
@@ -87,7 +89,7 @@ def _six(comparison: ConventionComparison, token: int, label: str) -> Section:
             f"class of *{TITLES[LECTURE_5]}* and RMSNorm. The next slides take their "
             "differences one at a time."
         ),
-        numbers=(Table(conventions_table(comparison), "max |Δ|: " + DIFF_HELP),),
+        numbers=(Table(conventions_table(comparison)),),
         figure=Figure(
             outputs_by_convention(comparison, token, label),
             "conventions-outputs",
@@ -232,8 +234,8 @@ def _axes(axes: AxesComparison) -> Section:
             r"\qquad \text{one group: } \mu = \tfrac{1}{S E}\textstyle\sum_{t,e} x_{t,e}",
         ),
         numbers=(
-            Metric("Notebook vs per token: max |Δ|", axes.notebook_vs_per_token),
-            Metric("No reshape vs per token: max |Δ|", axes.one_group_vs_per_token),
+            Metric("Notebook: max |Δ|", axes.notebook_vs_per_token, AXES_HELP),
+            Metric("No reshape: max |Δ|", axes.one_group_vs_per_token, AXES_HELP),
             Table(
                 axes_table(axes, token_labels(axes.x.shape[0])),
                 "Every token's mean, denominator and outputs under the three groupings.",
@@ -269,15 +271,16 @@ def _check(check: CheckResult) -> Section:
     return Section(
         key=CHECK,
         title="Check a tutorial's printed numbers",
-        explanation=(
-            "A number written with $k$ decimals claims that the truth **rounds** to it: "
-            "`0.364` means 0.3635 to 0.3645. Each claim is compared with every way the "
-            "conventions compute it; the slack only absorbs floating-point rounding."
-        ),
+        explanation="A claim holds when the truth **rounds** to it: `0.364` means 0.3635 "
+        "to 0.3645.",
         callouts=_verdict_callout(check),
-        formulas=(
-            r"|\text{truth} - \text{claim}| \le \tfrac{1}{2} \cdot 10^{-k}"
-            rf" + {num(SLACK_REL)}\,|\text{{claim}}| + {num(SLACK_ABS)}",
+        formulas=(r"|\text{truth} - \text{claim}| \le \tfrac{1}{2} \cdot 10^{-k} + \text{slack}",),
+        detail=(
+            "A number written with $k$ decimals claims that the truth rounds to it, so it "
+            "holds when the truth lies within half a unit of its last digit (`5` means 4.5 to "
+            "5.5). Each claim is compared with every way the conventions compute its quantity. "
+            f"The slack, {exact(SLACK_REL)} × |claim| + {exact(SLACK_ABS)}, only absorbs "
+            "floating-point rounding, including printouts computed in float32."
         ),
         numbers=(
             Table(quantity_table(check)),
