@@ -37,6 +37,11 @@ class Convention:
     eps_outside: bool = False  # the denominator is std + eps, not sqrt(var + eps)
 
     @property
+    def eps_latex(self) -> str:
+        """Its epsilon in LaTeX, as a power of ten where it is one (10^{-12}, never 0)."""
+        return _power_of_ten(self.eps)
+
+    @property
     def formula(self) -> str:
         """The convention as LaTeX, with its epsilon written out."""
         eps = _power_of_ten(self.eps)

@@ -111,17 +111,17 @@ def _token_numbers(comparison: ConventionComparison, token: int) -> dict[str, fl
 
 def _eps_worked(n: dict[str, float]) -> str:
     roots = (
-        rf"\sqrt{{{num(n['var'])} + {num(convention(k).eps)}}} = {num(n[k])}"
+        rf"\sqrt{{{num(n['var'])} + {convention(k).eps_latex}}} = {num(n[k])}"
         for k in ("pytorch", "keras", "bert")
     )
     return rf"\sigma^2 = {num(n['var'])}:\quad " + r",\allowbreak\quad ".join(roots)
 
 
 def _place_worked(n: dict[str, float]) -> str:
-    inside, outside = convention("pytorch").eps, convention("numpy").eps
+    inside, outside = convention("pytorch").eps_latex, convention("numpy").eps_latex
     return (
-        rf"\sqrt{{{num(n['var'])} + {num(inside)}}} = {num(n['pytorch'])}"
-        rf"\quad\text{{vs}}\quad {num(n['std'])} + {num(outside)} = {num(n['numpy'])}"
+        rf"\sqrt{{{num(n['var'])} + {inside}}} = {num(n['pytorch'])}"
+        rf"\quad\text{{vs}}\quad {num(n['std'])} + {outside} = {num(n['numpy'])}"
     )
 
 
@@ -135,7 +135,7 @@ def _bessel_worked(n: dict[str, float]) -> str:
 def _rms_worked(n: dict[str, float]) -> str:
     return (
         rf"\mu = {num(n['mean'])},\quad \sqrt{{\tfrac{{1}}{{D}}\textstyle\sum_j x_j^2"
-        rf" + {num(convention('rmsnorm').eps)}}} = {num(n['rmsnorm'])},\quad"
+        rf" + {convention('rmsnorm').eps_latex}}} = {num(n['rmsnorm'])},\quad"
         rf" \sigma = {num(n['std'])}"
     )
 
