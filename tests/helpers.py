@@ -109,7 +109,7 @@ def html_tables(at: AppTest) -> list[pd.DataFrame]:
     """The tables drawn by lnlab.ui.table (st.html), in page order, with exact numbers."""
     found = []
     for element in at.get("html"):
-        if "lnlab-table" not in element.proto.body:
+        if '<table class="lnlab-table"' not in element.proto.body:
             continue
         parser = _TableParser()
         parser.feed(element.proto.body)
