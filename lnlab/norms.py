@@ -577,3 +577,13 @@ def rms_norm(
     with np.errstate(all="ignore"):
         _, _, _, x_hat = _standardize(ops, t, a.ndim - 1, a.shape[-1], eps, centre=False)
         return _to_numpy(tg * x_hat, place)
+
+
+def root_mean_square(x: Any, eps: float = 0.0) -> np.ndarray:
+    """sqrt(mean(x^2) + eps) over the last axis, in float64: RMSNorm's denominator (with
+    eps = 0, the root mean square itself). Scaled like `rms_norm`, so squares cannot overflow."""
+    a = _as_array(x)
+    eps = _check_eps(eps)
+    with np.errstate(all="ignore"):
+        _, _, root, _ = _standardize(_Ops("numpy"), a, a.ndim - 1, a.shape[-1], eps, centre=False)
+    return np.asarray(root)[..., 0]

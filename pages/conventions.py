@@ -1,4 +1,10 @@
-"""Conventions and variants: one vector through six conventions, which axes, and a checker."""
+"""Conventions and checker: one vector through six conventions, which axes, and a checker of
+the numbers tutorials print.
+
+The lesson (lnlab.lessons.conventions) is drawn one section at a time by ui.lesson_view; each
+section's input boxes are drawn inside it (its control). A box's edit reruns the page, which
+keeps every box's last valid text (`*_good`) and its error (`*_error`, shown under the box).
+"""
 
 from __future__ import annotations
 
@@ -8,49 +14,37 @@ from typing import Any
 import streamlit as st
 
 from lnlab import ui
+from lnlab.checker import CheckResult, check_claims
+from lnlab.checker_cases import CHECK_CASES, OLD_KEYS, case_key
 from lnlab.conventions import (
-    CHECK_CASES,
-    CONVENTIONS,
-    REFERENCE,
-    SLACK_ABS,
-    SLACK_REL,
     AxesComparison,
-    CheckResult,
     ConventionComparison,
-    axes_table,
-    check_claims,
     compare_axes,
     compare_conventions,
     comparison_table,
-    convention,
-    conventions_json,
     conventions_rows,
-    conventions_script,
-    conventions_table,
-    readings_table,
-    tally_table,
-    unbiased_ratio,
-    verdict_table,
 )
+from lnlab.conventions_export import conventions_json, conventions_script
+from lnlab.errors import InputError
 from lnlab.export import to_csv
-from lnlab.latex import num
+from lnlab.lessons import conventions as slides
 from lnlab.links import Field, Param
 from lnlab.markdown import plain
 from lnlab.parse import MAX_TOKENS, format_embeddings, parse_embeddings
-from lnlab.plots.conventions import claim_errors, groupings_heatmap, outputs_by_convention
 from lnlab.presets import token_preset
 
-HELLO = token_preset("hello")
-NOTEBOOK = token_preset("notebook-2x3")
+PAGE = "conventions"
+KEEP = "session"  # boxes keep their text while their section (or presenter mode) hides them
 CASES = {case.key: case for case in CHECK_CASES}
 CLAIM_FIELDS = ("x", "mean", "std", "var", "out")
 ss = st.session_state
 DEFAULTS = {
-    "cv_text": format_embeddings(HELLO.x[:1]),
+    "cv_text": format_embeddings(token_preset("hello").x[:1]),
     "cv_token": 0,
-    "cv_axes_text": format_embeddings(NOTEBOOK.x),
+    "cv_axes_text": format_embeddings(token_preset("notebook-2x3").x),
+    "cv_slide": 0,
     "ck_case": CHECK_CASES[0].key,
-} | {f"ck_{field}": getattr(CHECK_CASES[0], field) for field in CLAIM_FIELDS}
+}
 # The checker's boxes travel as typed (a pasted tensor printout stays one); a box over its cap
 # is left out of the link rather than making the link unreadable.
 CLAIM_PARAMS = {
@@ -59,324 +53,230 @@ CLAIM_PARAMS = {
     )
     for field in CLAIM_FIELDS
 }
-LINK = (
+SECTION_COUNT = 8
+FIELDS = (
     Field(Param("x", "matrix"), "cv_text", format_embeddings, parse_embeddings),
     Field(Param("tok", "int", lo=1, hi=MAX_TOKENS), "cv_token", lambda n: n - 1, lambda i: i + 1),
     Field(Param("axes", "matrix"), "cv_axes_text", format_embeddings, parse_embeddings),
-    Field(Param("case", "choice", choices=tuple(CASES)), "ck_case"),
+    Field(Param("case", "choice", choices=(*CASES, *OLD_KEYS)), "ck_case", case_key),
     *(
         Field(CLAIM_PARAMS[field], f"ck_{field}", from_widget=CLAIM_PARAMS[field].decode)
         for field in CLAIM_FIELDS
     ),
+    Field(Param("s", "int", lo=1, hi=SECTION_COUNT), "cv_slide", lambda i: i - 1, lambda i: i + 1),
+    Field(Param("all", "bool"), f"{PAGE}_all"),
 )
-NUMBER = st.column_config.NumberColumn(format="%.6f")
-SMALL = st.column_config.NumberColumn(format="%.2e")
-ROW_PX = 35  # height of a dataframe row, to show a short table without a scrollbar
 
 
-@st.cache_data(max_entries=64)
+# ---------------------------------------------------------------- cached computations
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
 def _conventions(text: str) -> ConventionComparison:
     return compare_conventions(parse_embeddings(text))
 
 
-@st.cache_data(max_entries=64)
+@st.cache_data(max_entries=64, show_spinner=False)
 def _axes(text: str) -> AxesComparison:
     return compare_axes(parse_embeddings(text))
 
 
-@st.cache_data(max_entries=64)
+@st.cache_data(max_entries=64, show_spinner=False)
 def _check(fields: tuple[str, ...], labels: tuple[str, ...] | None) -> CheckResult:
     return check_claims(*fields, labels=labels)
 
 
-def _load_case() -> None:
-    """Fill the checker's inputs with the chosen case, exactly as its tutorial wrote them."""
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _slides(inputs: tuple, token: int) -> slides.Lesson:
+    """The lesson for (vector text, sentence text, claim texts, case labels), all valid."""
+    text, axes_text, fields, labels = inputs
+    return slides.slides(_conventions(text), token, _axes(axes_text), _check(fields, labels))
+
+
+# ---------------------------------------------------------------- state
+
+
+def _claims() -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """The claim boxes' texts, and the case's row labels while its vector is unchanged."""
     case = CASES[ss.ck_case]
-    for field in CLAIM_FIELDS:
-        ss[f"ck_{field}"] = getattr(case, field)
+    return tuple(ss[f"ck_{f}"] for f in CLAIM_FIELDS), case.labels if ss.ck_x == case.x else None
 
 
-def _labels(n: int) -> list[str]:
-    return [f"token {i}" for i in range(1, n + 1)]
+def _keep_good(name: str, value: Any, compute: Callable[[], object]) -> None:
+    """Remember `value` as box `name`'s last valid input if `compute` accepts it; otherwise
+    keep the last one and its error, which the box's section shows."""
+    try:
+        compute()
+    except InputError as err:
+        ss[f"{name}_error"] = err
+        return
+    ss[f"{name}_good"] = value
+    ss.pop(f"{name}_error", None)
 
 
-def _text_box(widget: Callable[..., str], label: str, key: str, **kwargs: Any) -> None:
-    """A text box; in presenter mode its text, read-only (the slide is the result)."""
-    if presenting:
-        st.caption(label)
-        st.code(ss[key] or " ", language=None, wrap_lines=True)
-    else:
-        widget(label, key=key, **kwargs)
+def _init_state() -> None:
+    """Defaults for whatever a link did not set, then every box's last valid input."""
+    for key, value in DEFAULTS.items():
+        ss.setdefault(key, value)
+    for field in CLAIM_FIELDS:  # the claims' defaults are those of the chosen case
+        ss.setdefault(f"ck_{field}", getattr(CASES[ss.ck_case], field))
+    ss.setdefault("cv_good", DEFAULTS["cv_text"])
+    ss.setdefault("cv_axes_good", DEFAULTS["cv_axes_text"])
+    ss.setdefault("ck_good", (tuple(getattr(CHECK_CASES[0], f) for f in CLAIM_FIELDS), None))
+    _keep_good("cv", ss.cv_text, lambda: _conventions(ss.cv_text))
+    _keep_good("cv_axes", ss.cv_axes_text, lambda: _axes(ss.cv_axes_text))
+    _keep_good("ck", _claims(), lambda: _check(*_claims()))
 
 
-ui.page_setup("Conventions and checker")
-ui.open_link("conventions", LINK)
-ss.setdefault("ck_case", DEFAULTS["ck_case"])  # the claims' defaults are those of the case
-defaults = DEFAULTS | {f"ck_{f}": getattr(CASES[ss.ck_case], f) for f in CLAIM_FIELDS}
-for key, value in defaults.items():
-    # re-assigning keeps a box's text while presenter mode hides it (Streamlit drops the
-    # state of widgets that are not drawn)
-    ss[key] = ss.get(key, value)
-presenting = ui.presenting()
-
-st.title("Conventions and variants")
-st.markdown(
-    "Layer Norm is one formula on paper and several in code. Libraries disagree on three "
-    "details: how large epsilon is, whether it goes **inside the square root** or is **added "
-    "to the std**, and whether the variance divides by $D$ or by $D-1$. RMSNorm drops the "
-    "mean altogether. Below: one input through each of them, the axes question, and a checker "
-    "for the numbers tutorials print."
-)
-
-# ---------------------------------------------------------------- six conventions
-st.header("One vector, six conventions")
-left, right = st.columns([2, 3])
-with left:
-    _text_box(
-        st.text_area,
-        "Token embeddings, one token per row (commas or spaces; a pasted array works too)",
-        "cv_text",
-        height=120,
-    )
-    st.caption(f'Opens on the "Hello" token of {plain(HELLO.source)}')
-comparison = ui.last_good(
-    "cv_result",
-    lambda: _conventions(ss.cv_text),
-    _conventions(DEFAULTS["cv_text"]),
-)
-with right:
-    st.dataframe(
-        conventions_table(comparison),
-        hide_index=True,
-        column_config={"eps": SMALL, "max |Δ| from PyTorch": SMALL},
-    )
-for column, c in zip(st.columns(3) * 2, CONVENTIONS, strict=True):
-    with column:
-        st.markdown(f"**{c.name}**  \n{plain(c.source)}")
-        st.latex(c.formula)
-
-st.subheader("Where they differ: largest |output − PyTorch's output|")
-others = [run for run in comparison.runs if run.convention.key != REFERENCE]
-reference = convention(REFERENCE)
-for column, run in zip(st.columns(len(others)), others, strict=True):
-    column.metric(run.convention.name, f"{run.max_abs_diff:.3g}")
-    column.caption(run.convention.differences_from(reference))
-d = comparison.x.shape[1]
-st.markdown(
-    "Epsilon only matters next to the variance: it moves the outputs noticeably when the "
-    "variance is small, and not at all when it is large. Dividing by $D-1$ makes the std "
-    f"larger by $\\sqrt{{D/(D-1)}}$, so with $D = {d}$ the Annotated Transformer's outputs are "
-    f"{unbiased_ratio(d):.4f} times PyTorch's (when epsilon is negligible): far apart for "
-    "small $D$, nearly equal at $D = 512$. RMSNorm's outputs differ whenever the mean is not 0."
-)
-
-labels = _labels(comparison.x.shape[0])
-if ss.cv_token >= len(labels):
-    st.warning(
-        f"Token {ss.cv_token + 1} is not in the input ({len(labels)} tokens): the chart shows "
-        "token 1.",
-        icon=":material/info:",
-    )
-    ss.cv_token = 0
-token = ss.cv_token
-if len(labels) > 1:
-    token = st.selectbox(
-        "Token in the chart", range(len(labels)), format_func=labels.__getitem__, key="cv_token"
-    )
-outputs_chart = (
-    outputs_by_convention(comparison, token, labels[token]),
-    "conventions-outputs",
-    "Each group of bars is one feature of the token; each colour one convention. "
-    "PyTorch, BERT and the NumPy tutorial overlap; Keras, the Annotated Transformer "
-    "and RMSNorm stand out when they differ.",
-)
-if presenting:  # the chart is the point; the full table stays off the slide
-    ui.chart(*outputs_chart)
-else:
-    chart, table = st.columns([3, 2])
-    with chart:
-        ui.chart(*outputs_chart)
-    with table:
-        st.dataframe(
-            comparison_table(comparison, labels),
-            hide_index=True,
-            column_config={"max |Δ| from PyTorch": SMALL}
-            | {f"y{i + 1}": NUMBER for i in range(d)}
-            | {"mean": NUMBER, "divided by": NUMBER},
+def _token_in_range() -> None:
+    tokens = parse_embeddings(ss.cv_good).shape[0]
+    if ss.cv_token >= tokens:
+        st.warning(
+            f"Token {ss.cv_token + 1} is not in the input ({tokens} tokens): the charts show "
+            "token 1.",
+            icon=":material/info:",
         )
+        ss.cv_token = 0
+
+
+def _load_case() -> None:
+    """Fill the checker's boxes with the chosen case, exactly as its tutorial wrote them."""
+    for field in CLAIM_FIELDS:
+        ss[f"ck_{field}"] = getattr(CASES[ss.ck_case], field)
+    ui.rerun_app()
+
+
+# ---------------------------------------------------------------- the sections' boxes
+
+
+def _box(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> None:
+    """A text box that reruns the page; in presenter mode its text, read-only."""
+    if ui.presenting():
+        st.markdown(f"{label}: " + plain("; ".join(ss[key].splitlines())))
+    else:
+        widget(label, key=key, on_change=ui.rerun_app, persist_state=KEEP, **kwargs)
+
+
+def _error(name: str) -> None:
+    if err := ss.get(f"{name}_error"):
+        ui.show_error(err)
+
+
+def _vector_box() -> None:
+    _box(st.text_area, "Token embeddings, one token per row", "cv_text", height=100)
+    _error("cv")
+    tokens = parse_embeddings(ss.cv_good).shape[0]
+    if tokens > 1:
+        labels = slides.token_labels(tokens)
+        st.selectbox(
+            "Token in the charts",
+            range(tokens),
+            format_func=labels.__getitem__,
+            key="cv_token",
+            persist_state=KEEP,
+        )
+
+
+def _axes_box() -> None:
+    _box(st.text_area, "Tokens of the sentence, one per row", "cv_axes_text", height=90)
+    _error("cv_axes")
+
+
+def _claim_boxes() -> None:
+    """The case picker; off-slide the vector and the claims, as the tutorial wrote them."""
+    ui.preset_choice(
+        "Ready-made case from the tutorials",
+        CHECK_CASES,
+        "ck_case",
+        on_change=_load_case,
+        persist_state=KEEP,
+    )
+    if ui.presenting():
+        return
+    left, right = st.columns(2)
+    with left:
+        _box(st.text_area, "Vector (one row per token)", "ck_x", height=120)
+        _box(st.text_area, "Claimed outputs (one per feature, rows as in the vector)", "ck_out")
+    with right:
+        for field, name in (("mean", "mean"), ("std", "std"), ("var", "variance")):
+            _box(st.text_input, f"Claimed {name} of each row", f"ck_{field}")
+    st.caption("Leave a box blank to skip it.")
+    _error("ck")
+
+
+# ---------------------------------------------------------------- exports
+
+
+def _exports(_: slides.Lesson) -> None:
+    """Every convention's numbers as a table, CSV, JSON and a PyTorch script."""
+    comparison = _conventions(ss.cv_good)
+    labels = slides.token_labels(comparison.x.shape[0])
     script = conventions_script(comparison.x)
-    csv_col, json_col, script_col = st.columns(3)
-    csv_col.download_button(
-        "CSV of the table",
-        to_csv(conventions_rows(comparison, labels)),
-        "lnlab-conventions.csv",
-        "text/csv",
-        key="cv_dl_csv",
-        icon=":material/download:",
-        help="Every convention's settings, mean, denominator and outputs, token by token",
-    )
-    json_col.download_button(
-        "JSON",
-        conventions_json(comparison, labels),
-        "lnlab-conventions.json",
-        "application/json",
-        key="cv_dl_json",
-        icon=":material/download:",
-    )
-    script_col.download_button(
-        "PyTorch script",
-        script,
-        "lnlab_conventions.py",
-        "text/x-python",
-        key="cv_dl_script",
-        icon=":material/code:",
-        help="Computes every convention's outputs with torch and prints them as JSON",
+    st.subheader("Take the numbers with you")
+    with st.expander("Every convention's numbers, token by token"):
+        ui.table(comparison_table(comparison, labels))
+    for col, (label, data, name, mime, key, icon) in zip(
+        st.columns(3),
+        (
+            (
+                "CSV",
+                to_csv(conventions_rows(comparison, labels)),
+                "lnlab-conventions.csv",
+                "text/csv",
+                "cv_dl_csv",
+                "table",
+            ),
+            (
+                "JSON",
+                conventions_json(comparison, labels),
+                "lnlab-conventions.json",
+                "application/json",
+                "cv_dl_json",
+                "data_object",
+            ),
+            (
+                "PyTorch script",
+                script,
+                "lnlab_conventions.py",
+                "text/x-python",
+                "cv_dl_script",
+                "code",
+            ),
+        ),
+        strict=True,
+    ):
+        col.download_button(
+            label,
+            data,
+            file_name=name,
+            mime=mime,
+            key=key,
+            icon=f":material/{icon}:",
+            on_click="ignore",
+        )
+    st.caption(
+        "The vector's numbers under every convention: settings, mean, denominator and outputs, "
+        "token by token. The script recomputes them with torch and prints them as JSON."
     )
     with st.expander("The PyTorch script: the six conventions in torch"):
         st.code(script, language="python")
 
-# ---------------------------------------------------------------- which axes
-st.header("Which axes? The notebook's last two")
-st.markdown(
-    "The PyTorch notebook of seed 001 builds a batch of one sentence, shape "
-    "$(B, S, E) = (1, 2, 3)$, reshapes it to $(S, B, E) = (2, 1, 3)$ and normalizes over the "
-    "**last two** axes, $(B, E)$. With $B = 1$ each group holds exactly one token, so it is "
-    "ordinary per-token Layer Norm. Without the reshape the last two axes would be $(S, E)$: "
-    "the whole sentence would share one mean and one std, and each token's output would "
-    "depend on its neighbours. (With $B > 1$ the reshaped $(B, E)$ group would mix the same "
-    "position of different sentences.)"
-)
-st.code(
-    "inputs = inputs.reshape(S, B, E)          # (2, 1, 3)\n"
-    "dims = [-1, -2]                           # the last two axes\n"
-    "mean = inputs.mean(dim=dims, keepdim=True)",
-    language="python",
-)
-left, right = st.columns([2, 3])
-with left:
-    _text_box(st.text_area, "Tokens of the sentence, one per row", "cv_axes_text", height=100)
-    st.caption(plain(NOTEBOOK.source))
-axes = ui.last_good(
-    "cv_axes_result",
-    lambda: _axes(ss.cv_axes_text),
-    _axes(DEFAULTS["cv_axes_text"]),
-)
-with right:
-    st.latex(r"\text{per token: } \mu_t = \frac{1}{E}\sum_{e} x_{t,e}")
-    st.latex(r"\text{one group: } \mu = \frac{1}{S E}\sum_{t,e} x_{t,e}")
-    first, second = st.columns(2)
-    first.metric("Notebook vs per token: max |Δ|", f"{axes.notebook_vs_per_token:.3g}")
-    second.metric("No reshape vs per token: max |Δ|", f"{axes.one_group_vs_per_token:.3g}")
-axes_labels = _labels(axes.x.shape[0])
-chart, table = st.columns([2, 3])
-with chart:
-    ui.chart(
-        groupings_heatmap(axes, axes_labels),
-        "conventions-axes",
-        "Outputs with eps = 1e-5. Top rows: one group per token, which is also what the "
-        "notebook's (S, 1, E) layout computes. Bottom rows: all tokens in one group.",
-    )
-with table:
-    st.dataframe(
-        axes_table(axes, axes_labels),
-        hide_index=True,
-        column_config={f"y{i + 1}": NUMBER for i in range(axes.x.shape[1])}
-        | {"mean": NUMBER, "divided by": NUMBER},
-    )
 
-# ---------------------------------------------------------------- the checker
-st.header("Worked-example checker")
-st.markdown(
-    "Paste a vector and what a tutorial claims about it: the mean, std or variance of each "
-    "row (one number per row), and/or the outputs (one per feature). Leave a box blank to "
-    "skip it. Each claim is compared with every way the conventions compute that quantity. "
-    "A number written with $k$ decimals claims that the truth **rounds** to it, so it holds "
-    "when the truth lies within half a unit of its last digit: `0.364` means 0.3635 to "
-    "0.3645, `5` means 4.5 to 5.5. The small slack only absorbs floating-point rounding, "
-    "including printouts computed in float32."
-)
-st.latex(
-    r"|\text{truth} - \text{claim}| \le \tfrac{1}{2} \cdot 10^{-k}"
-    rf" + {num(SLACK_REL)}\,|\text{{claim}}| + {num(SLACK_ABS)}"
-)
-case = CASES[
-    st.selectbox(
-        "Ready-made case from the tutorials",
-        list(CASES),
-        format_func=lambda key: CASES[key].title,
-        key="ck_case",
-        on_change=_load_case,
-    )
-]
-st.caption(plain(case.source))
-left, right = st.columns(2)
-with left:
-    _text_box(st.text_area, "Vector (one row per token)", "ck_x", height=150)
-    _text_box(
-        st.text_area,
-        "Claimed outputs (one per feature, rows as in the vector)",
-        "ck_out",
-        height=150,
-    )
-with right:
-    _text_box(st.text_input, "Claimed mean of each row", "ck_mean")
-    _text_box(st.text_input, "Claimed std of each row", "ck_std")
-    _text_box(st.text_input, "Claimed variance of each row", "ck_var")
+# ---------------------------------------------------------------- the page
 
-fields = tuple(ss[f"ck_{field}"] for field in CLAIM_FIELDS)
-case_labels = case.labels if ss.ck_x == case.x else None
-result = ui.last_good(
-    "ck_result",
-    lambda: _check(fields, case_labels),
-    _check(tuple(DEFAULTS[f"ck_{field}"] for field in CLAIM_FIELDS), None),
+ui.page_setup(slides.TITLE)
+ui.open_link(PAGE, FIELDS)
+_init_state()
+_token_in_range()
+if not ui.presenting():
+    st.title(slides.TITLE)
+    st.markdown(slides.INTRO)
+ss.cv_inputs = (ss.cv_good, ss.cv_axes_good, *ss.ck_good)
+ui.lesson_view(
+    lambda: _slides(ss.cv_inputs, ss.cv_token),
+    page=PAGE,
+    slide_key="cv_slide",
+    fields=FIELDS,
+    controls={slides.SIX: _vector_box, slides.AXES: _axes_box, slides.CHECK: _claim_boxes},
+    after=_exports,
 )
-names = {c.key: c.name for c in CONVENTIONS}
-if not result.verdicts:
-    st.info("Enter at least one claim (mean, std, variance or outputs) to check it.")
-else:
-    wrong = [v for v in result.verdicts if not v.holds]
-    held = len(result.verdicts) - len(wrong)
-    summary = f"{held} of {len(result.verdicts)} claims hold."
-    if result.consistent:
-        summary += " Every claim holds under: " + ", ".join(names[k] for k in result.consistent)
-        st.success(summary + ".")
-    else:
-        summary += " No single convention explains every claim"
-        summary += f"; {len(wrong)} claims are simply wrong under all of them." if wrong else "."
-        st.warning(summary)
-    st.dataframe(
-        verdict_table(result),
-        hide_index=True,
-        column_config={
-            "claim": st.column_config.TextColumn(width="medium"),
-            "± tolerance": SMALL,
-            "Layer Norm value": NUMBER,
-            "its value": NUMBER,
-        },
-    )
-    st.caption(
-        "Layer Norm value: the mean, the biased variance and std (divided by D), or PyTorch's "
-        "output. Closest reading: the computation, of all the conventions', nearest the claim."
-    )
-    ui.chart(
-        claim_errors(result),
-        "conventions-claims",
-        "Each bar is a claim's distance from the closest true value, divided by its "
-        "tolerance. At or below the dashed line the claim holds (blue); above it the claim "
-        "is wrong under every convention (vermillion, hatched).",
-    )
-if not presenting:
-    tally, statistics = st.columns([2, 3])
-    with tally:
-        st.subheader("Claims that hold, per convention")
-        st.dataframe(tally_table(result), hide_index=True)
-    with statistics:
-        st.subheader("The true statistics of each row")
-        readings = readings_table(result)
-        st.dataframe(
-            readings,
-            column_config={c: NUMBER for c in result.labels},
-            height=ROW_PX * (len(readings) + 1) + 3,
-        )
-
-ui.share_link("conventions", LINK)

@@ -1,10 +1,10 @@
 """Shared by the tests: opening a page as the app serves it, checking a figure, and reading
 the files its download buttons carry."""
 
-import html
 import json
 import re
 from collections.abc import Mapping
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -79,19 +79,42 @@ def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
     return list(naive["mean μ"]), list(masked["mean μ"])
 
 
+class _TableParser(HTMLParser):
+    """The rows of an lnlab table (lnlab.ui.table_html): a number cell's exact value is its
+    title (the tooltip), a text cell's value its text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[object]] = []
+        self._cell: list[str] | None = None
+        self._title: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell, self._title = [], dict(attrs).get("title")
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            text = "".join(self._cell)
+            self.rows[-1].append(float(self._title) if self._title is not None else text)
+            self._cell = None
+
+
 def html_tables(at: AppTest) -> list[pd.DataFrame]:
-    """The tables ui.table drew (HTML), in page order: numbers at their exact values (each
-    cell's tooltip), text columns as shown."""
+    """The tables drawn by lnlab.ui.table (st.html), in page order, with exact numbers."""
     found = []
     for element in at.get("html"):
-        body = element.proto.body
-        if "<table" not in body:
+        if '<table class="lnlab-table"' not in element.proto.body:
             continue
-        head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", body)]
-        rows = []
-        for row in re.findall(r"<tr>(<td.*?)</tr>", body):
-            cells = re.findall(r'<td(?: title="([^"]*)")?(?: class="label")?>(.*?)</td>', row)
-            rows.append([float(exact) if exact else html.unescape(text) for exact, text in cells])
+        parser = _TableParser()
+        parser.feed(element.proto.body)
+        head, *rows = parser.rows
         found.append(pd.DataFrame(rows, columns=head))
     return found
 

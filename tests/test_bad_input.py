@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from bad_inputs import CASES, Bad
-from helpers import page_test
+from helpers import html_tables, page_test
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
@@ -51,9 +51,7 @@ def _metric(at: AppTest, label: str) -> float:
 
 def _pytorch_mean(at: AppTest) -> float:
     table = next(
-        d.value
-        for d in at.dataframe
-        if list(d.value.columns[:3]) == ["convention", "token", "mean"]
+        t for t in html_tables(at) if list(t.columns[:3]) == ["convention", "token", "mean"]
     )
     return float(table[table["convention"].str.startswith("PyTorch")]["mean"].iloc[0])
 
@@ -121,6 +119,9 @@ def _send_grid(at: AppTest, key: str, edits: dict) -> AppTest:
     return at._run(states)
 
 
+SHARED_QUERY = {"conventions": {"all": "1"}}  # every section, so every box is on the page
+
+
 class Sessions:
     """One running AppTest per page for text and grid input; fresh ones for state and links."""
 
@@ -130,7 +131,7 @@ class Sessions:
 
     def shared(self, page: str) -> AppTest:
         if page not in self.running:
-            at = page_test(f"pages/{page}.py").run()
+            at = page_test(f"pages/{page}.py", SHARED_QUERY.get(page)).run()
             assert not at.exception, _traceback(at)
             self.running[page] = at
         return self.running[page]

@@ -11,22 +11,24 @@ import torch
 import torch.nn.functional as F
 from helpers import validated
 
+from lnlab.checker import (
+    check_claims,
+    half_unit,
+    quantity_table,
+    readings_table,
+    tally_table,
+    verdict_table,
+    written_numbers,
+)
+from lnlab.checker_cases import CHECK_CASES, OLD_KEYS, TITLES, case_key, check_case
 from lnlab.conventions import (
-    CHECK_CASES,
     CONVENTIONS,
     REFERENCE,
-    check_case,
-    check_claims,
     compare_axes,
     compare_conventions,
     comparison_table,
     convention,
-    half_unit,
-    readings_table,
-    tally_table,
     unbiased_ratio,
-    verdict_table,
-    written_numbers,
 )
 from lnlab.errors import InputError
 from lnlab.plots.common import HIGHLIGHT
@@ -220,9 +222,9 @@ def test_unbiased_std_claim_matches_unbiased_not_biased():
     assert "annotated" not in verdict.conventions and "pytorch" in verdict.conventions
 
 
-def test_seed_002_std_of_the_comma_token_is_wrong_under_both_readings():
+def test_explained_std_of_the_comma_token_is_wrong_under_both_readings():
     x = np.array([0.0, 0.1, 0.4, -0.1])
-    case = check_case("seed002-prompt")
+    case = check_case("explained-prompt")
     result = check_claims(case.x, std_text=case.std, labels=case.labels)
     verdict = result.verdicts[1]  # the "," token
     truths = [np.std(x, ddof=0), np.std(x, ddof=1)]
@@ -245,9 +247,9 @@ def _std_readings(row: np.ndarray) -> list[float]:
 
 
 @pytest.mark.parametrize(
-    "key", ["seed003-ln-rows", "seed003-bn-columns", "seed003-contextual", "seed003-ln-sample1"]
+    "key", ["why-not-bn-rows", "why-not-bn-columns", "why-not-bn-contextual", "why-not-bn-sample1"]
 )
-def test_seed_003_mean_and_std_verdicts_agree_with_numpy(key):
+def test_why_not_bn_mean_and_std_verdicts_agree_with_numpy(key):
     case = check_case(key)
     rows = np.array([[float(v) for v in line.split(",")] for line in case.x.split("\n")])
     means, stds = case.mean.split(", "), case.std.split(", ")
@@ -261,9 +263,9 @@ def test_seed_003_mean_and_std_verdicts_agree_with_numpy(key):
         assert verdicts["std", t].holds == expected
 
 
-def test_seed_003_batch_norm_claims():
+def test_why_not_bn_batch_norm_claims():
     z1 = np.array([7.0, 2, 1, 7, 3])
-    case = check_case("seed003-bn-columns")
+    case = check_case("why-not-bn-columns")
     result = check_claims(case.x, case.mean, case.std, labels=case.labels)
     std_z1 = next(v for v in result.verdicts if v.claim.quantity == "std" and v.claim.token == 0)
     assert not std_z1.holds  # 2.65 is neither np.std nor np.std(ddof=1) of z1
@@ -272,8 +274,8 @@ def test_seed_003_batch_norm_claims():
     assert mean_z1.holds and mean_z1.usual_value == pytest.approx(z1.mean())
 
 
-def test_seed_004_outputs_hold_only_for_the_numpy_convention():
-    case = check_case("seed004-numpy")
+def test_lecture_5_outputs_hold_only_for_the_numpy_convention():
+    case = check_case("lecture5-numpy")
     result = check_claims(case.x, out_text=case.out)
     x = np.array([[0.2, 0.8, 1.0, 1.2], [1.0, 0.0, 0.5, 1.5]])
     truth = _eps_outside(x, 1e-6, ddof=0)
@@ -286,9 +288,9 @@ def test_seed_004_outputs_hold_only_for_the_numpy_convention():
     assert result.consistent == ("numpy",)
 
 
-def test_seed_001_std_holds_with_eps_inside_and_not_as_the_plain_std():
+def test_add_norm_notebook_std_holds_with_eps_inside_and_not_as_the_plain_std():
     x = np.array([0.2, 0.1, 0.3])
-    case = check_case("seed001-notebook")
+    case = check_case("add-norm-notebook")
     result = check_claims(case.x, std_text=case.std)
     first = result.verdicts[0]
     tol = half_unit(first.claim.written)
@@ -363,17 +365,17 @@ def test_groupings_heatmap_stacks_per_token_over_one_group():
 
 
 def test_claim_errors_mark_wrong_claims_above_the_line():
-    case = check_case("seed003-ln-sample1")
+    case = check_case("why-not-bn-sample1")
     result = check_claims(case.x, case.mean, case.std, out_text=case.out)
     bar = claim_errors(result).data[0]
     assert len(bar.y) == len(result.verdicts)
-    for ratio, colour, v in zip(bar.y, bar.marker.color, result.verdicts, strict=True):
-        assert (ratio <= 1) == v.holds
+    for height, colour, v in zip(bar.y, bar.marker.color, result.verdicts, strict=True):
+        assert (bar.base + height <= 1) == v.holds  # the bar's top: its ratio
         assert (colour == HIGHLIGHT) == (not v.holds)
 
 
 def test_every_conventions_figure_is_valid():
-    case = check_case("seed003-ln-sample1")
+    case = check_case("why-not-bn-sample1")
     figures = (
         outputs_by_convention(compare_conventions(TOKENS[:2]), 1, "token 2"),
         groupings_heatmap(compare_axes(np.array([[0.2, 0.1, 0.3], [0.5, 0.1, 0.1]])), ["a", "b"]),
@@ -386,3 +388,38 @@ def test_every_conventions_figure_is_valid():
     assert [(s.y0, s.y1) for s in checked[2].layout.shapes] == [(1, 1)]  # the "rounds" line
     assert checked[2].layout.annotations[0].y == 0  # its label: log10(1) on the log axis
     assert checked[2].layout.yaxis.type == "log"
+
+
+def test_cases_name_their_tutorials_by_title_and_old_keys_still_open_them():
+    keys = {c.key for c in CHECK_CASES}
+    for case in CHECK_CASES:
+        assert "seed" not in (case.key + case.title + case.source).lower()
+        assert any(f'"{title}"' in case.source for title in TITLES.values()), case.key
+    assert set(OLD_KEYS.values()) == keys and len(OLD_KEYS) == len(keys)
+    assert case_key("seed003-contextual") == "why-not-bn-contextual"
+    assert case_key("action-2468") == "action-2468"
+    assert check_case(case_key("seed001-notebook")).x.startswith("torch.Tensor")
+
+
+def test_quantity_table_sums_up_the_verdicts_per_quantity():
+    case = check_case("why-not-bn-sample1")
+    result = check_claims(case.x, case.mean, case.std, out_text=case.out)
+    table = quantity_table(result).set_index("claims that hold")
+    outputs = [v for v in result.verdicts if v.claim.quantity == "out"]
+    held = sum(v.holds for v in outputs)
+    assert f"{held} of 3 outputs" in table.index
+    assert table.index[0] == "1 of 1 mean"
+
+
+def test_root_mean_square_has_one_home_in_norms():
+    import lnlab.conventions as conventions
+    from lnlab.norms import root_mean_square
+
+    x = np.array([[0.1, 0.3, -0.2, 0.8], [1e200, -2e200, 0, 0]])
+    np.testing.assert_allclose(
+        root_mean_square(x, 1e-6)[:1], np.sqrt(np.mean(x[:1] ** 2) + 1e-6), rtol=1e-15
+    )
+    assert np.isfinite(root_mean_square(x)).all()
+    assert conventions.root_mean_square is root_mean_square
+    run = compare_conventions(x[:1]).run("rmsnorm")
+    assert run.denominator[0] == root_mean_square(x[:1], 1e-6)[0]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from helpers import page_test
+from helpers import html_tables, page_test
 from streamlit.testing.v1 import AppTest
 
 HELLO = np.array([0.1, 0.3, -0.2, 0.8])
@@ -35,8 +35,8 @@ def _transformer_default(at: AppTest) -> None:
 
 def _conventions_default(at: AppTest) -> None:
     assert at.text_area(key="cv_text").value == "0.1, 0.3, -0.2, 0.8"
-    assert at.selectbox(key="ck_case").value == "seed000-2468"
-    table = next(d.value for d in at.dataframe if "y1" in d.value.columns)
+    assert at.session_state["ck_case"] == "action-2468"
+    table = next(t for t in html_tables(at) if "y1" in t.columns)
     pytorch = table[table.convention == "PyTorch nn.LayerNorm"]
     expected = (HELLO - HELLO.mean()) / np.sqrt(HELLO.var() + 1e-5)
     np.testing.assert_allclose(pytorch[["y1", "y2", "y3", "y4"]].to_numpy()[0], expected)
@@ -86,6 +86,7 @@ PAGE_LINKS = {
         {"x": "1" * 50_000},  # oversized
         {"tok": "0"},
         {"case": "seed999"},
+        {"s": "9"},  # there are 8 slides
         {"cx": "1, " * 4_000},  # over the box's 10,000 characters
         {"cmean": "0.5\x00"},  # control character
         {"cout": "1\n" * 201},  # over 200 lines

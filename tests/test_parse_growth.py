@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import pytest
 
-from lnlab import conventions, links, padding, parse, quiz
+from lnlab import checker, links, padding, parse, quiz
 from lnlab.errors import InputError
 
 GROWTH = 4
@@ -48,9 +48,9 @@ PARSERS: dict[str, tuple[Callable[[str], object], int]] = {
     "sentences": (padding.parse_sentences, padding.MAX_TEXT_CHARS),
     "sentence": (padding.parse_sentence, NO_CAP),
     "overrides": (padding.parse_overrides, padding.MAX_OVERRIDES_CHARS),
-    "written-numbers": (conventions.written_numbers, NO_CAP),
-    "claims": (lambda s: conventions.parse_claims(s, "mean", (3,)), parse.MAX_CHARS),
-    "claims-out": (lambda s: conventions.parse_claims(s, "out", (2, 2)), parse.MAX_CHARS),
+    "written-numbers": (checker.written_numbers, NO_CAP),
+    "claims": (lambda s: checker.parse_claims(s, "mean", (3,)), parse.MAX_CHARS),
+    "claims-out": (lambda s: checker.parse_claims(s, "out", (2, 2)), parse.MAX_CHARS),
 }
 LINK_SPEC = (links.Param("x", "matrix"),)
 

@@ -5,15 +5,23 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from lnlab.conventions import AxesComparison, CheckResult, ConventionComparison, claim_name
+from lnlab.checker import CheckResult, claim_name
+from lnlab.conventions import AxesComparison, ConventionComparison
 from lnlab.plots.common import HIGHLIGHT, OKABE_ITO, figure, heatmap
 
 NOISE = 1e-12  # outputs smaller than this are floating-point rounding of an exact 0
 ERROR_FLOOR = 1e-3  # claims that are exact still get a visible bar on the log axis
+BAR_BASE = ERROR_FLOOR / 2  # bars start here: a log axis has no 0 (from 0 they reach far below)
 
 
-def outputs_by_convention(comparison: ConventionComparison, token: int, label: str) -> go.Figure:
-    """Grouped bars: the outputs y_i of token `token` under every convention, side by side."""
+def outputs_by_convention(
+    comparison: ConventionComparison,
+    token: int,
+    label: str,
+    keys: tuple[str, ...] | None = None,
+) -> go.Figure:
+    """Grouped bars: the outputs y_i of token `token` under the conventions `keys` (all if
+    None), side by side; each convention keeps its colour whichever others are shown."""
     features = [f"y{i + 1}" for i in range(comparison.x.shape[1])]
     bars = [
         {
@@ -25,10 +33,11 @@ def outputs_by_convention(comparison: ConventionComparison, token: int, label: s
             "hovertemplate": f"{run.convention.name}<br>%{{x}} = %{{y:.6f}}<extra></extra>",
         }
         for i, run in enumerate(comparison.runs)
+        if keys is None or run.convention.key in keys
     ]
     layout = {
         "barmode": "group",
-        "title": {"text": f"Outputs of {label} under each convention"},
+        "title": {"text": f"Outputs of {label}"},
         "xaxis": {"title": {"text": "feature"}},
         "yaxis": {"title": {"text": "y"}},
         "legend": {"orientation": "h", "y": -0.2},
@@ -64,21 +73,22 @@ def claim_errors(result: CheckResult) -> go.Figure:
     bars = {
         "type": "bar",
         "x": list(range(len(names))),
-        "y": ratios,
+        "y": [None if r is None else r - BAR_BASE for r in ratios],  # on top of the base
+        "base": BAR_BASE,
         "marker": {
             "color": [OKABE_ITO[0] if v.holds else HIGHLIGHT for v in result.verdicts],
             "pattern": {"shape": ["" if v.holds else "x" for v in result.verdicts]},
         },
         "customdata": [
-            [n, "holds" if v.holds else "wrong"]
-            for n, v in zip(names, result.verdicts, strict=True)
+            [n, "holds" if v.holds else "wrong", r]
+            for n, v, r in zip(names, result.verdicts, ratios, strict=True)
         ],
         "hovertemplate": "%{customdata[0]}: %{customdata[1]}<br>"
-        "error / tolerance = %{y:.3g}<extra></extra>",
+        "error / tolerance = %{customdata[2]:.3g}<extra></extra>",
     }
     layout = {
         "title": {"text": "How far each claim is from the closest true value (log scale)"},
-        "yaxis": {"type": "log", "title": {"text": "error / tolerance"}},
+        "yaxis": {"type": "log", "dtick": 1, "title": {"text": "error / tolerance"}},
         "xaxis": {
             "tickvals": list(range(len(names))),
             "ticktext": names,

@@ -1,0 +1,81 @@
+"""Exports of the conventions comparison: every number as JSON, and a PyTorch script that
+recomputes every convention's outputs (the CSV rows are lnlab.conventions.conventions_rows)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from lnlab.conventions import CONVENTIONS, Convention, ConventionComparison
+
+
+def _finite_or_none(values: np.ndarray) -> list | None:
+    """Nested lists for JSON, or None where the values are all NaN (RMSNorm has no mean)."""
+    return None if np.all(np.isnan(values)) else values.tolist()
+
+
+def conventions_json(comparison: ConventionComparison, labels: list[str]) -> str:
+    """Every convention's settings and numbers for tokens x, as JSON."""
+    return json.dumps(
+        {
+            "x": comparison.x.tolist(),
+            "labels": list(labels),
+            "conventions": [
+                {
+                    "key": r.convention.key,
+                    "name": r.convention.name,
+                    "eps": r.convention.eps,
+                    "unbiased": r.convention.unbiased,
+                    "eps_outside": r.convention.eps_outside,
+                    "mean_subtracted": r.convention.centred,
+                    "mean": _finite_or_none(r.mean),
+                    "divided_by": r.denominator.tolist(),
+                    "y": r.y.tolist(),
+                    "max_abs_diff_from_pytorch": r.max_abs_diff,
+                }
+                for r in comparison.runs
+            ],
+        },
+        indent=2,
+    )
+
+
+def torch_expression(c: Convention) -> str:
+    """The convention in torch, on a float64 tensor x of shape (tokens, d)."""
+    eps = repr(c.eps)
+    if not c.centred:
+        return f"F.rms_norm(x, (d,), eps={eps})"
+    if not c.eps_outside and not c.unbiased:
+        return f"F.layer_norm(x, (d,), eps={eps})"
+    std = f"x.std(-1, keepdim=True, correction={int(c.unbiased)})"
+    if c.eps_outside:
+        return f"(x - x.mean(-1, keepdim=True)) / ({std} + {eps})"
+    return f"(x - x.mean(-1, keepdim=True)) / ({std} ** 2 + {eps}).sqrt()"
+
+
+_CONVENTIONS_SCRIPT = '''"""Reproduces lnlab's six Layer Norm conventions with PyTorch (float64).
+
+Prints every convention's outputs as JSON: {{convention key: [[y of token 1], ...]}}.
+"""
+
+import json
+
+import torch
+import torch.nn.functional as F
+
+x = torch.tensor({x}, dtype=torch.float64)  # one row per token
+d = x.shape[-1]
+
+outputs = {{
+{outputs}
+}}
+print(json.dumps({{key: y.tolist() for key, y in outputs.items()}}))
+'''
+
+
+def conventions_script(x: np.ndarray) -> str:
+    """A runnable script that computes tokens x under every convention with torch."""
+    lines = "\n".join(f'    "{c.key}": {torch_expression(c)},  # {c.name}' for c in CONVENTIONS)
+    rows = np.atleast_2d(np.asarray(x, dtype=np.float64)).tolist()
+    return _CONVENTIONS_SCRIPT.format(x=repr(rows), outputs=lines)
