@@ -188,7 +188,7 @@ def _embedding_grid(words: tuple[str, ...]) -> None:
 
 def _cells_control() -> None:
     labels = _lab(_state()[0]).labels
-    picked = st.radio(
+    picked = st.selectbox(
         "Statistic", list(pad.PICKS), format_func=pad.PICKS.get, key="pad_pick", persist_state=KEEP
     )
     if picked == pad.PICK_TOKEN:
@@ -254,7 +254,7 @@ def _who_else_control() -> None:
 
 
 def _steps_control() -> None:
-    st.slider("Training steps", 1, pad.MAX_STEPS, key="pad_steps", persist_state=KEEP)
+    st.number_input("Training steps", 1, pad.MAX_STEPS, step=1, key="pad_steps", persist_state=KEEP)
 
 
 def _exports(_: slides.Lesson) -> None:

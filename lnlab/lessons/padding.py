@@ -104,9 +104,9 @@ def summary(lab: pad.PaddingLab) -> str:
     """The batch in one line: its shape and how much of it is padding."""
     b, s, d = lab.x.shape
     return (
-        f"**{b}** sentences, the longest **{s}** words: the batch has shape (B, S, D) = "
-        f"({b}, {s}, {d}), **{lab.tokens.shape[0]}** token rows, of which **{lab.pad_count}** "
-        f"are PAD rows (p = {fmt(lab.closed_form.share)})."
+        f"**{b}** sentences, the longest **{s}** words: (B, S, D) = ({b}, {s}, {d}); "
+        f"**{lab.pad_count}** of {lab.tokens.shape[0]} rows are PAD (p = "
+        f"{fmt(lab.closed_form.share)})."
     )
 
 
@@ -188,10 +188,10 @@ def running_frame(running: pad.Running) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "feature": FEATURES,
-            "batch mean": running.batch_mean,
-            "running mean": running.mean[-1],
-            "batch var (unbiased)": running.batch_var,
-            "running var": running.var[-1],
+            "batch μ": running.batch_mean,
+            "running μ": running.mean[-1],
+            "batch σ² (unbiased)": running.batch_var,
+            "running σ²": running.var[-1],
         }
     )
 
@@ -236,8 +236,9 @@ def _batch(lab: pad.PaddingLab) -> Section:
     )
 
 
-def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, str]:
-    """The mean and the variance of the picked cells, written out with their numbers."""
+def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, str, str]:
+    """The mean of the picked cells written out with their numbers, their variance in short,
+    and the variance written out (too long for a slide)."""
     cells = lab.tokens[pad.highlight_mask(lab, pick, index)]
     if pick == pad.PICK_TOKEN:
         symbol = rf"\text{{token {index + 1}}}"
@@ -248,6 +249,7 @@ def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, st
     return (
         rf"\mu_{{{symbol}}} = \tfrac{{1}}{{{n}}}\big({joined([term(v) for v in cells])}\big)"
         rf" = {num(mean)}",
+        rf"\sigma^2_{{{symbol}}} = \tfrac{{1}}{{{n}}}\textstyle\sum (x - {m})^2 = {num(var)}",
         rf"\sigma^2_{{{symbol}}} = \tfrac{{1}}{{{n}}}\big("
         rf"{joined([f'({term(v)} - {m})^2' for v in cells])}\big) = {num(var)}",
     )
@@ -255,6 +257,7 @@ def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, st
 
 def _cells(lab: pad.PaddingLab, view: View) -> Section:
     cells = pad.highlight_mask(lab, view.pick, view.index)
+    mean, variance, written_out = statistic_latex(lab, view.pick, view.index)
     return Section(
         key=CELLS,
         title="Which cells feed a statistic",
@@ -262,7 +265,8 @@ def _cells(lab: pad.PaddingLab, view: View) -> Section:
             "Pick a statistic: the outlined cells are exactly the numbers it averages. A Batch "
             "Norm column runs through every sentence; a Layer Norm row is one token."
         ),
-        formulas=statistic_latex(lab, view.pick, view.index),
+        formulas=(mean, variance),
+        detail=f"Written out: ${written_out}$",
         figure=Figure(
             plots.batch_figure(lab, cells, "The stacked batch: tokens x features"),
             "pad-batch",
@@ -553,16 +557,15 @@ def _running(lab: pad.PaddingLab, view: View) -> Section:
         key=RUNNING,
         title="Masking is not the whole story: running statistics",
         explanation=(
-            "At inference Batch Norm cannot use the batch's statistics: it uses running "
-            "averages that PyTorch updates after every training batch, from mean 0 and "
-            "variance 1. Here the same padded batch trains the layer step after step."
+            "At inference Batch Norm uses running averages, which PyTorch updates after every "
+            "training batch from mean 0 and variance 1. Here one padded batch trains it again "
+            "and again."
         ),
         formulas=(
             rf"\text{{running}} \leftarrow (1 - {num(m)})\,\text{{running}} + {num(m)}\,"
             r"\text{batch}",
-            rf"\text{{after }} k \text{{ steps: }} \mu_{{\text{{run}}}} = "
-            rf"\big(1 - {num(1 - m)}^k\big)\,\mu = {num(1 - (1 - m) ** k)}\,\mu"
-            rf"\quad (k = {k})",
+            rf"\mu_{{\text{{run}}}} = \big(1 - {num(1 - m)}^{{{k}}}\big)\,\mu = "
+            rf"{num(1 - (1 - m) ** k)}\,\mu",
         ),
         numbers=(Table(running_frame(running), "The variance updates use n/(n − 1)·σ²."),),
         figure=Figure(
