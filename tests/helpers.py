@@ -1,7 +1,9 @@
 """Shared by the tests: opening a page as the app serves it, checking a figure, and reading
 the files its download buttons carry."""
 
+import html
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -73,5 +75,29 @@ def frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
 
 def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
     """The padding page's naive and masked Batch Norm means, feature by feature."""
-    naive, masked = frames(at, "feature", "mean μ")
-    return list(naive["mean μ"]), list(masked["mean μ"])
+    (table,) = html_frames(at, "feature", "μ, PAD included")
+    return list(table["μ, PAD included"]), list(table["μ, masked"])
+
+
+def html_frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
+    """The HTML tables (ui.table, drawn with st.html) whose first columns are `columns`, in
+    page order. Numbers are read exactly, from each cell's tooltip; labels unescaped."""
+    found = []
+    for element in at.get("html"):
+        body = element.proto.body
+        if "<tbody>" not in body:
+            continue
+        head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", body)]
+        rows = [
+            [
+                float(title) if title else html.unescape(label)
+                for title, label in re.findall(
+                    r'<td (?:title="([^"]*)"|class="label")>(.*?)</td>', row
+                )
+            ]
+            for row in re.findall(r"<tr>(.*?)</tr>", body.split("<tbody>", 1)[1])
+        ]
+        frame = pd.DataFrame(rows, columns=head)
+        if tuple(frame.columns[: len(columns)]) == columns:
+            found.append(frame)
+    return found
