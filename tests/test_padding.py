@@ -339,7 +339,7 @@ def test_statistic_latex_shows_the_cells_and_the_result(lab):
 # ---------------------------------------------------------------- the padding calculator
 
 
-def test_calculator_seed_numbers():
+def test_calculator_tutorial_numbers():
     count = pad.padding_share(32, 100, 30)
     assert count.share == 0.7
     assert (count.slots, count.real, count.zeros) == (3200, 960, 2240)
