@@ -17,25 +17,19 @@ characters a word.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 import math
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from lnlab import export
 from lnlab.errors import InputError
-from lnlab.latex import joined, num, term
-from lnlab.links import Param
 from lnlab.norms import BatchNormTrace, LayerNormTrace, batch_norm_steps, layer_norm_steps
-from lnlab.parse import short_number
-from lnlab.presets import batch_preset, token_preset
-from lnlab.quiz import Question, padding_questions
+from lnlab.numbers import DEFAULT_EPS
+from lnlab.presets import PADDING_EDIT, PREACTIVATIONS, batch_preset, token_preset
 
 MAX_SENTENCES = 8
 MAX_WORDS = 16
@@ -47,8 +41,10 @@ DIM = 3  # embedding size, as in the presets
 FEATURES = tuple(f"f{j + 1}" for j in range(DIM))
 PAD = "[PAD]"
 MOMENTUM = 0.1  # PyTorch's default for the running statistics
-DEFAULT_REPLACEMENT = "How are we today"  # the "who else is in the batch" edit
+DEFAULT_REPLACEMENT = PADDING_EDIT  # the "who else is in the batch" edit
 _DEFAULT_REPLACEMENT_WORDS = tuple(DEFAULT_REPLACEMENT.split())
+DEFAULT_STEPS = 20  # training steps of the running-statistics demo
+MAX_STEPS = 200
 
 MAX_EPS = 1.0  # the page's bounds on epsilon and beta
 MAX_BETA = 100.0
@@ -84,7 +80,7 @@ def parse_sentences(text: str) -> Sentences:
         raise InputError("enter at least one sentence, one sentence per line")
     if len(lines) > MAX_SENTENCES:
         raise InputError(f"{len(lines)} sentences: at most {MAX_SENTENCES}, one per line")
-    return tuple(_words(line, f"sentence {i}") for i, line in enumerate(lines, start=1))
+    return tuple(words_of(line, f"sentence {i}") for i, line in enumerate(lines, start=1))
 
 
 def parse_sentence(text: str) -> tuple[str, ...]:
@@ -93,10 +89,12 @@ def parse_sentence(text: str) -> tuple[str, ...]:
         raise InputError("the edited sentence is empty: type at least one word")
     if len(text.splitlines()) > 1:
         raise InputError("the edited sentence must be a single line")
-    return _words(text, "the edited sentence")
+    return words_of(text, "the edited sentence")
 
 
-def _words(line: str, where: str) -> tuple[str, ...]:
+def words_of(line: str, where: str) -> tuple[str, ...]:
+    """The words of one line, each checked: at most MAX_WORDS, MAX_WORD_CHARS characters, no
+    invisible characters; `where` names the line in the message."""
     words = tuple(line.split())
     if len(words) > MAX_WORDS:
         raise InputError(f"{where} has {len(words)} words: at most {MAX_WORDS}")
@@ -164,6 +162,26 @@ def embedding_table(
     return tuple(rows)
 
 
+def embedding_frame(
+    words: Sequence[str], preset_key: str, overrides: Mapping[str, Vector], epoch: int
+) -> pd.DataFrame:
+    """The embedding grid: word, f1..fD and where the numbers come from, one row per word.
+
+    The hidden index ties the grid's edits to these words and to the `epoch` of the last
+    reset: new words or a reset give the grid a new identity, so an edit never lands on
+    another word.
+    """
+    rows = embedding_table(words, preset_key, overrides)
+    return pd.DataFrame(
+        {
+            "word": [r.word for r in rows],
+            **{f: [r.vector[j] for r in rows] for j, f in enumerate(FEATURES)},
+            "from": [r.source for r in rows],
+        },
+        index=pd.Index(list(words), name=f"table {epoch}"),
+    )
+
+
 def read_overrides(
     words: Sequence[str],
     values: Sequence[Sequence[object]],
@@ -182,7 +200,7 @@ def read_overrides(
         )
     edited: dict[str, Vector] = {}
     for word, row in zip(words, values, strict=True):
-        vector = tuple(_cell(v, word, j) for j, v in enumerate(row))
+        vector = tuple(embedding_value(v, word, j) for j, v in enumerate(row))
         if len(vector) != DIM:
             raise InputError(f'"{word[:20]}" has {len(vector)} numbers: it needs {DIM}')
         if vector != default_embedding(word, preset_key):
@@ -192,7 +210,8 @@ def read_overrides(
     return dict(list(merged.items())[-MAX_OVERRIDES:])
 
 
-def _cell(value: object, word: str, j: int) -> float:
+def embedding_value(value: object, word: str, j: int) -> float:
+    """One number of an edited embedding (feature j + 1 of `word`), or InputError."""
     where = f'"{word[:20]}", feature f{j + 1}'
     if value is None or isinstance(value, bool):
         raise InputError(f"{where} is empty: enter a number")
@@ -325,7 +344,6 @@ class PaddingLab:
     labels: tuple[str, ...]  # one per row of the stacked (B*S, D) view
     norms: Norms
     closed_form: ClosedForm
-    inference_y: np.ndarray  # (B, S, D): naive Batch Norm in eval mode, running statistics
     who_else: WhoElse | None  # None for a batch of one sentence
 
     @property
@@ -355,7 +373,7 @@ def padding_lab(
     sentences: Sentences,
     preset_key: str,
     overrides: Overrides = (),
-    eps: float = 1e-5,
+    eps: float = DEFAULT_EPS,
     beta: float = 0.0,
     focus: int = 0,
     other: int = 1,
@@ -384,8 +402,6 @@ def padding_lab(
         computed_mean=norms.naive_bn.mean,
         computed_var=norms.naive_bn.var,
     )
-    bn = norms.naive_bn
-    inference_y = (x - bn.running_mean) / np.sqrt(bn.running_var + eps) + beta
     who = None
     if len(sentences) > 1:
         who = _who_else(sentences, embed, norms, eps, beta, focus, other, replacement)
@@ -399,7 +415,6 @@ def padding_lab(
         labels=token_labels(sentences),
         norms=norms,
         closed_form=closed,
-        inference_y=inference_y,
         who_else=who,
     )
 
@@ -455,25 +470,6 @@ def highlight_mask(lab: PaddingLab, pick: str, index: int) -> np.ndarray:
     else:
         raise InputError(f"unknown statistic {pick!r}")
     return cells
-
-
-def statistic_latex(lab: PaddingLab, pick: str, index: int) -> tuple[str, str]:
-    """The mean and the variance of the picked cells, written out with their numbers."""
-    cells = lab.tokens[highlight_mask(lab, pick, index)]
-    if pick == PICK_TOKEN:
-        symbol = rf"\text{{token {index + 1}}}"
-    else:
-        symbol = rf"\text{{{FEATURES[index]}}}"
-    mean = float(cells.mean())
-    var = float(cells.var())
-    n = cells.size
-    m = term(mean)
-    return (
-        rf"\mu_{{{symbol}}} = \frac{{{joined([term(v) for v in cells])}}}{{{n}}} = {num(mean)}",
-        rf"\begin{{aligned}}\sigma^2_{{{symbol}}} &= "
-        rf"\frac{{{joined([f'({term(v)} - {m})^2' for v in cells])}}}{{{n}}} \\ "
-        rf"&= {num(var)}\end{{aligned}}",
-    )
 
 
 # ---------------------------------------------------------------- the padding calculator
@@ -546,9 +542,9 @@ class TableNorms:
     ln: LayerNormTrace
 
 
-def preactivation_norms(eps: float = 1e-5, beta: float = 0.0) -> TableNorms:
-    """The seed's 5 x 3 pre-activation table (z1, z2, z3 for five samples), both ways."""
-    preset = token_preset("preactivations-5x3")
+def preactivation_norms(eps: float = DEFAULT_EPS, beta: float = 0.0) -> TableNorms:
+    """The 5 x 3 pre-activation table (z1, z2, z3 for five samples), both ways."""
+    preset = token_preset(PREACTIVATIONS)
     x = preset.x
     return TableNorms(
         x=x,
@@ -559,169 +555,52 @@ def preactivation_norms(eps: float = 1e-5, beta: float = 0.0) -> TableNorms:
     )
 
 
-# ---------------------------------------------------------------- shareable links
-
-
-def format_sentences(sentences: Sentences) -> str:
-    """The sentences as the page's text: one per line, words joined by one space."""
-    return "\n".join(" ".join(words) for words in sentences)
-
-
-# Entries are "word:f1,f2,f3" joined by spaces: a word never holds whitespace, and the
-# numbers never hold ":", so the last ":" of an entry ends its word.
-MAX_OVERRIDES_CHARS = MAX_OVERRIDES * (MAX_WORD_CHARS + 1 + DIM * 26)
-
-
-def format_overrides(overrides: Mapping[str, Vector]) -> str:
-    """Edited embeddings as compact text: "Hi:9,1,8 today:0.5,-2,3"."""
-    return " ".join(
-        f"{word}:{','.join(short_number(v) for v in vector)}" for word, vector in overrides.items()
-    )
-
-
-def parse_overrides(text: str) -> dict[str, Vector]:
-    """The inverse of format_overrides, with the grid's checks: at most MAX_OVERRIDES words,
-    each a valid word with DIM numbers in -MAX_ABS_VALUE..MAX_ABS_VALUE."""
-    if len(text) > MAX_OVERRIDES_CHARS:
-        raise InputError(f"{len(text):,} characters: at most {MAX_OVERRIDES_CHARS:,}")
-    entries = text.split()
-    if len(entries) > MAX_OVERRIDES:
-        raise InputError(f"{len(entries)} edited words: at most {MAX_OVERRIDES}")
-    overrides: dict[str, Vector] = {}
-    for entry in entries:
-        word, colon, numbers = entry.rpartition(":")
-        if not colon or not word:
-            raise InputError(f'"{entry[:20]}" is not word:number,number,number')
-        (word,) = _words(word, "an edited word")
-        if word in overrides:
-            raise InputError(f'"{word[:20]}" is edited twice')
-        vector = tuple(_cell(v, word, j) for j, v in enumerate(numbers.split(",")))
-        if len(vector) != DIM:
-            raise InputError(f'"{word[:20]}" has {len(vector)} numbers: it needs {DIM}')
-        overrides[word] = vector
-    return overrides
+# ---------------------------------------------------------------- running statistics
 
 
 @dataclass(frozen=True)
-class CheckedText(Param):
-    """A text link parameter that must also pass `check` (a parser raising InputError), so a
-    link with, say, a 17-word sentence is refused as a whole instead of half-opened."""
+class Running:
+    """nn.BatchNorm1d's running statistics after `steps` training steps on the padded batch
+    (every row, PAD included, as the layer sees it), and what eval mode then outputs."""
 
-    check: Callable[[str], object] = str
+    steps: int
+    mean: np.ndarray  # (steps + 1, D): row k after k updates, from 0
+    var: np.ndarray  # (steps + 1, D): row k after k updates, from 1
+    batch_mean: np.ndarray  # (D,) what every update moves towards
+    batch_var: np.ndarray  # (D,) the unbiased batch variance, idem
+    train_y: np.ndarray  # (B, S, D) training mode: the batch's own (biased) statistics
+    eval_y: np.ndarray  # (B, S, D) eval mode: the running statistics after `steps`
 
-    def decode(self, raw: str) -> Any:
-        text = super().decode(raw)
-        try:
-            self.check(text)
-        except InputError as err:
-            raise InputError(f"{self.name}: {err}") from err
-        return text
+    @property
+    def gap(self) -> float:
+        """max |eval output - training output| over every cell of the batch."""
+        return float(np.max(np.abs(self.eval_y - self.train_y)))
 
 
-# ---------------------------------------------------------------- exports
+def running_statistics(lab: PaddingLab, steps: int, momentum: float = MOMENTUM) -> Running:
+    """Train on the same padded batch `steps` times, updating as PyTorch does:
 
-
-def statistics_rows(lab: PaddingLab) -> list[dict[str, Any]]:
-    """One row per token row and feature of the stacked batch: the input, then mean,
-    variance, sigma_eps and output of naive Batch Norm, masked Batch Norm and Layer Norm.
-
-    The Batch Norm statistics belong to the feature (the same down a column), Layer Norm's to
-    the token (the same across a row); masked Batch Norm leaves PAD rows at 0.
+    running <- (1 - momentum) running + momentum batch, from mean 0 and variance 1, with the
+    unbiased batch variance n / (n - 1) sigma^2. After k steps the running mean is
+    (1 - (1 - m)^k) mu: it approaches the batch's but never reaches it, and the variance tends
+    to the unbiased one, so eval mode still differs from training mode (Layer Norm never does).
     """
-    d = len(FEATURES)
-    x = lab.tokens
-    rows = []
-    for t, label in enumerate(lab.labels):
-        for j, feature in enumerate(FEATURES):
-            row: dict[str, Any] = {
-                "token": label,
-                "pad": bool(not lab.real[t]),
-                "feature": feature,
-                "x": float(x[t, j]),
-            }
-            for name, trace, k in (
-                ("naive_bn", lab.norms.naive_bn, j),
-                ("masked_bn", lab.norms.masked_bn, j),
-                ("ln", lab.norms.ln, t),
-            ):
-                row |= {
-                    f"{name}_mean": float(np.ravel(trace.mean)[k]),
-                    f"{name}_var": float(np.ravel(trace.var)[k]),
-                    f"{name}_std": float(np.ravel(trace.std)[k]),
-                    f"{name}_y": float(trace.y.reshape(-1, d)[t, j]),
-                }
-            rows.append(row)
-    return rows
-
-
-def export_settings(lab: PaddingLab, preset_key: str) -> dict[str, Any]:
-    """What produced the numbers: enough to rebuild the batch."""
-    return {
-        "preset": preset_key,
-        "sentences": [" ".join(s) for s in lab.sentences],
-        "embeddings": {w: list(v) for w, v in lab.embeddings.items()},
-        "eps": lab.eps,
-        "gamma": 1.0,
-        "beta": lab.beta,
-        "momentum": MOMENTUM,
-        "labels": list(lab.labels),
-        "mask": lab.mask.tolist(),
-        "pad_share": lab.closed_form.share,
-    }
-
-
-def statistics_json(lab: PaddingLab, preset_key: str) -> str:
-    """Naive and masked Batch Norm (export.batch_json) plus Layer Norm's per-token
-    statistics and outputs, as one JSON document."""
-    body = json.loads(
-        export.batch_json(
-            {"naive_bn": lab.norms.naive_bn, "masked_bn": lab.norms.masked_bn},
-            export_settings(lab, preset_key),
-        )
-    )
-    ln = json.loads(export.trace_json(lab.norms.ln, lab.labels, {}))
-    body["ln"] = {name: ln[name] for name in ("mean", "var", "std", "y")}
-    return json.dumps(body, indent=2)
-
-
-# ---------------------------------------------------------------- predict, then reveal
-
-
-@dataclass(frozen=True)
-class PaddingQuestions:
-    """The page's questions, each asked before the section that reveals its answer."""
-
-    statistics: Question  # which statistic padding changes: before the statistics
-    outputs: Question | None  # a PAD row under naive Batch Norm: before the outputs
-    closed_form: Question | None  # padded mean / real mean: before the closed form
-
-
-def page_questions(lab: PaddingLab) -> PaddingQuestions:
-    """lnlab.quiz.padding_questions for this batch, fitted to the page.
-
-    The PAD-row question asks for the output y, so its answer is (0 - mu) / sigma_eps + beta
-    with the page's beta (and a new id when eps or beta change). It is left out without PAD
-    rows, and the shrink question when feature 1's real mean is 0 (no ratio).
-    """
-    naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
-    which, pad_row, shrink = padding_questions(naive, masked, lab.closed_form.share)
-    pads = np.flatnonzero(~lab.real)
-    outputs = None
-    if pads.size:
-        y = float(naive.y.reshape(-1, len(FEATURES))[pads[0], 0])
-        settings = hashlib.sha256(repr((lab.eps, lab.beta)).encode()).hexdigest()[:8]
-        outputs = dataclasses.replace(
-            pad_row,
-            qid=f"{pad_row.qid}-{settings}",
-            answer=y,
-            explanation=(
-                f"(0 − μ) / σ_ε + β with the padded statistics of f1: "
-                f"(0 − {naive.mean[0]:.4g}) / {naive.std[0]:.4g} + {lab.beta:g} = {y:.4g}. "
-                "Zeros in, non-zeros out."
-            ),
-        )
-    return PaddingQuestions(
-        statistics=which,
-        outputs=outputs,
-        closed_form=shrink if masked.mean[0] != 0 else None,
+    if not 1 <= steps <= MAX_STEPS:
+        raise InputError(f"the steps must be a whole number from 1 to {MAX_STEPS}, not {steps}")
+    bn = lab.norms.naive_bn
+    n = bn.count
+    unbiased = bn.var * n / (n - 1) if n > 1 else np.full_like(bn.var, np.nan)
+    mean, var = [np.zeros(DIM)], [np.ones(DIM)]
+    for _ in range(steps):
+        mean.append((1 - momentum) * mean[-1] + momentum * bn.mean)
+        var.append((1 - momentum) * var[-1] + momentum * unbiased)
+    eval_y = (lab.x - mean[-1]) / np.sqrt(var[-1] + lab.eps) + lab.beta
+    return Running(
+        steps=steps,
+        mean=np.array(mean),
+        var=np.array(var),
+        batch_mean=bn.mean,
+        batch_var=unbiased,
+        train_y=bn.y,
+        eval_y=eval_y,
     )

@@ -91,8 +91,9 @@ TOKEN_PRESETS: tuple[TokenPreset, ...] = (
         "Pre-activations: 5 samples x 3 nodes",
         ((7.0, 5.0, 4.0), (2.0, 3.0, 4.0), (1.0, 2.0, 3.0), (7.0, 5.0, 6.0), (3.0, 3.0, 4.0)),
         ("sample 1", "sample 2", "sample 3", "sample 4", "sample 5"),
-        "The batch-norm table of seed 003: z1, z2, z3 for five samples. Batch Norm reads it "
-        "down the columns, Layer Norm across the rows.",
+        'The batch-norm table of "Layer Normalization in Transformers: Why Not Batch '
+        'Normalization?": z1, z2, z3 for five samples. Batch Norm reads it down the columns, '
+        "Layer Norm across the rows.",
     ),
 )
 
@@ -101,9 +102,11 @@ CUSTOM_PRESET = TokenPreset(
     CUSTOM, "Your own numbers", (), (), "Typed, pasted or edited by you: no preset."
 )
 
+PREACTIVATIONS = "preactivations-5x3"  # the padding page's 5 x 3 table, read both ways
+
 _HI_NITISH_SOURCE = (
-    "Seed 003 (Layer Normalization, day 79): two sentences padded to four tokens with "
-    "zero PAD rows, embedding dimension 3."
+    '"Layer Normalization in Transformers: Why Not Batch Normalization?": two sentences '
+    "padded to four tokens with zero PAD rows, embedding dimension 3."
 )
 
 BATCH_PRESETS: tuple[BatchPreset, ...] = (
@@ -141,8 +144,10 @@ PADDING_COUNT = PaddingCount(
     batch=32,
     longest=100,
     average=30.0,
-    source="Seed 003: 32 sentences in a batch, the longest 100 words, the average 30.",
+    source='"Layer Normalization in Transformers: Why Not Batch Normalization?": 32 sentences '
+    "in a batch, the longest 100 words, the average 30.",
 )
+PADDING_EDIT = "How are we today"  # the padding page's edit of another sentence of the batch
 
 
 def token_preset(key: str) -> TokenPreset:

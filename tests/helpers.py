@@ -75,8 +75,8 @@ def frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
 
 def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
     """The padding page's naive and masked Batch Norm means, feature by feature."""
-    naive, masked = frames(at, "feature", "mean μ")
-    return list(naive["mean μ"]), list(masked["mean μ"])
+    (table,) = html_frames(at, "feature", "μ, PAD included")
+    return list(table["μ, PAD included"]), list(table["μ, masked"])
 
 
 class _TableParser(HTMLParser):
@@ -136,3 +136,8 @@ def metric_value(at: AppTest, label: str) -> float:
     m = next(m for m in at.metric if m.label.startswith(label))
     exact = re.search(r"Exact value: (\S+)", m.proto.help or "")
     return float(exact.group(1) if exact else m.value)
+
+
+def html_frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
+    """The ui.table tables whose first columns are `columns`, in page order."""
+    return [t for t in html_tables(at) if tuple(t.columns[: len(columns)]) == columns]

@@ -9,7 +9,7 @@ is put back and the page must recover; sessions are shared per page to keep the 
 The key numbers are worked out by hand from the presets:
 step-through, token [2, 4, 6, 8]: mean 20 / 4 = 5;
 padding, feature f1 of Hi 5, Nitish 3, PAD 0, PAD 0, How 4, are 1, you 7, today 2:
-naive Batch Norm mean 22 / 8;
+naive Batch Norm mean 22 / 8 (the mean of the first slide's f1 column);
 conventions and GPU, the "Hello" token [0.1, 0.3, -0.2, 0.8]: mean 1.0 / 4 = 0.25;
 transformer, 12 layers post-norm: 2 x 12 = 24 Layer Norms.
 """
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from bad_inputs import CASES, Bad
-from helpers import html_tables, page_test
+from helpers import html_frames, html_tables, page_test
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
@@ -33,6 +33,10 @@ DEFAULT_NUMBER = {
     "gpu": (0.1 + 0.3 - 0.2 + 0.8) / 4,
     "transformer": 2 * 12,
 }
+# The link each page's shared session opens: the padding page shows every section, so its
+# sections' widgets (who else's sentence box) are on screen.
+# every section, so every box is on the page
+OPENED_AT: dict[str, dict[str, str]] = {"padding": {"all": "1"}, "conventions": {"all": "1"}}
 NO_EDITS = {"edited_rows": {}, "added_rows": [], "deleted_rows": []}
 _ESCAPE = re.compile(r"\\(.)")
 
@@ -58,7 +62,7 @@ def _pytorch_mean(at: AppTest) -> float:
 
 KEY_NUMBER: dict[str, Callable[[AppTest], float]] = {
     "step_through": lambda at: _metric(at, "μ"),
-    "padding": lambda at: float(_table(at, "mean μ")["mean μ"].iloc[0]),
+    "padding": lambda at: float(html_frames(at, "token", "f1")[0]["f1"].mean()),  # slide 1
     "conventions": _pytorch_mean,
     "gpu": lambda at: float(_table(at, "μ float64")["μ float64"].iloc[0]),
     "transformer": lambda at: _metric(at, "Post-norm"),
@@ -119,7 +123,6 @@ def _send_grid(at: AppTest, key: str, edits: dict) -> AppTest:
     return at._run(states)
 
 
-SHARED_QUERY = {"conventions": {"all": "1"}}  # every section, so every box is on the page
 
 
 class Sessions:
@@ -131,7 +134,7 @@ class Sessions:
 
     def shared(self, page: str) -> AppTest:
         if page not in self.running:
-            at = page_test(f"pages/{page}.py", SHARED_QUERY.get(page)).run()
+            at = page_test(f"pages/{page}.py", OPENED_AT.get(page)).run()
             assert not at.exception, _traceback(at)
             self.running[page] = at
         return self.running[page]

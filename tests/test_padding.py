@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 
 from lnlab import batch_norm_steps
 from lnlab import padding as pad
+from lnlab import padding_export as pex
+from lnlab import padding_links as links
 from lnlab.errors import InputError
+from lnlab.lessons import padding as lesson
 
 HI = pad.parse_sentences("Hi Nitish\nHow are you today")
 # The stacked rows: Hi, Nitish, PAD, PAD, How, are, you, today (preset "hi-nitish").
@@ -208,11 +211,41 @@ def test_edited_embedding_feeds_the_batch():
     assert lab.norms.naive_bn.mean[0] == pytest.approx(26 / 8)
 
 
-def test_inference_uses_running_statistics_like_torch_eval(lab):
-    _, running_mean, running_var = torch_bn(ROWS)
-    stats = (torch.tensor(running_mean), torch.tensor(running_var))
-    y, _, _ = torch_bn(ROWS, training=False, stats=stats)
-    np.testing.assert_allclose(lab.inference_y.reshape(-1, 3), y, atol=1e-12)
+@pytest.mark.parametrize(
+    ("steps", "eps", "beta"), [(1, 1e-5, 0.0), (20, 1e-5, 0.0), (200, 0.5, 2.0)]
+)
+def test_running_statistics_are_torch_batchnorm1d_s_after_n_steps(steps, eps, beta):
+    """nn.BatchNorm1d trained `steps` times on the padded batch (PAD rows included), then
+    put in eval mode: its running statistics and outputs are the lab's."""
+    lab = pad.padding_lab(HI, "hi-nitish", eps=eps, beta=beta)
+    running = pad.running_statistics(lab, steps)
+    layer = torch.nn.BatchNorm1d(3, eps=eps, momentum=pad.MOMENTUM, dtype=torch.float64)
+    torch.nn.init.constant_(layer.bias, beta)
+    rows = torch.tensor(ROWS)
+    for k in range(1, steps + 1):
+        train_y = layer(rows)
+        np.testing.assert_allclose(running.mean[k], layer.running_mean.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(running.var[k], layer.running_var.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(running.train_y.reshape(-1, 3), train_y.detach(), atol=1e-12)
+    layer.eval()
+    eval_y = layer(rows).detach().numpy()
+    np.testing.assert_allclose(running.eval_y.reshape(-1, 3), eval_y, atol=1e-12)
+    assert running.gap == pytest.approx(np.abs(eval_y - train_y.detach().numpy()).max())
+
+
+def test_running_statistics_close_the_gap_only_partly(lab):
+    # after k steps from 0 the running mean is (1 - 0.9^k) of the batch mean
+    one, many = pad.running_statistics(lab, 1), pad.running_statistics(lab, 200)
+    np.testing.assert_allclose(one.mean[1], 0.1 * ROWS.mean(axis=0))
+    np.testing.assert_allclose(many.mean[-1], (1 - 0.9**200) * ROWS.mean(axis=0))
+    np.testing.assert_allclose(many.var[-1], ROWS.var(axis=0, ddof=1), rtol=1e-8)
+    assert one.gap > 4 and 0.1 < many.gap < 0.12  # the unbiased variance leaves a gap:
+    # in the limit eval y = train y * sqrt((σ² + ε) / (n/(n-1) σ² + ε)), with n = 8
+    var = ROWS.var(axis=0)
+    limit = lab.norms.naive_bn.y * np.sqrt((var + 1e-5) / (var * 8 / 7 + 1e-5))
+    np.testing.assert_allclose(many.eval_y, limit, atol=1e-8)
+    with pytest.raises(InputError, match="steps"):
+        pad.running_statistics(lab, 0)
 
 
 # ---------------------------------------------------------------- closed form
@@ -293,19 +326,20 @@ def test_highlight_masks(lab):
 
 
 def test_statistic_latex_shows_the_cells_and_the_result(lab):
-    mean, var = pad.statistic_latex(lab, pad.PICK_NAIVE, 0)
-    assert r"\frac{5 + 3 + 0 + 0 + 4 + 1 + 7 + 2}{8} = 2.75" in mean
-    assert var.endswith(r"&= 5.4375\end{aligned}")
-    mean, _ = pad.statistic_latex(lab, pad.PICK_MASKED, 0)
-    assert r"\frac{5 + 3 + 4 + 1 + 7 + 2}{6} = 3.66667" in mean
-    mean, _ = pad.statistic_latex(lab, pad.PICK_TOKEN, 2)
-    assert r"\frac{0 + 0 + 0}{3} = 0" in mean
+    mean, var, written = lesson.statistic_latex(lab, pad.PICK_NAIVE, 0)
+    assert r"\tfrac{1}{8}\big(5 + 3 + 0 + 0 + 4 + 1 + 7 + 2\big) = 2.75" in mean
+    assert var.endswith(r"(x - 2.75)^2 = 5.4375")
+    assert r"(5 - 2.75)^2 + (3 - 2.75)^2" in written and written.endswith(r"\big) = 5.4375")
+    mean, _, _ = lesson.statistic_latex(lab, pad.PICK_MASKED, 0)
+    assert r"\tfrac{1}{6}\big(5 + 3 + 4 + 1 + 7 + 2\big) = 3.6667" in mean
+    mean, _, _ = lesson.statistic_latex(lab, pad.PICK_TOKEN, 2)
+    assert r"\tfrac{1}{3}\big(0 + 0 + 0\big) = 0" in mean
 
 
 # ---------------------------------------------------------------- the padding calculator
 
 
-def test_calculator_seed_numbers():
+def test_calculator_tutorial_numbers():
     count = pad.padding_share(32, 100, 30)
     assert count.share == 0.7
     assert (count.slots, count.real, count.zeros) == (3200, 960, 2240)
@@ -349,17 +383,17 @@ def test_preactivations_down_columns_and_across_rows():
 
 
 def test_sentences_text_is_canonical():
-    assert pad.format_sentences(pad.parse_sentences(" Hi   Nitish\n\n How are ")) == (
+    assert links.format_sentences(pad.parse_sentences(" Hi   Nitish\n\n How are ")) == (
         "Hi Nitish\nHow are"
     )
 
 
 def test_overrides_text_round_trip_is_exact_and_compact():
     edits = {"Hi": (9.0, 1.0, 8.0), "a:b;c": (0.1, -2e-05, 1000.0), "ünï": (-0.5, 0.0, 3.25)}
-    text = pad.format_overrides(edits)
+    text = links.format_overrides(edits)
     assert text == "Hi:9,1,8 a:b;c:0.1,-2e-05,1000 ünï:-0.5,0,3.25"
-    assert pad.parse_overrides(text) == edits
-    assert pad.parse_overrides("") == {}
+    assert links.parse_overrides(text) == edits
+    assert links.parse_overrides("") == {}
 
 
 @pytest.mark.parametrize(
@@ -377,16 +411,16 @@ def test_overrides_text_round_trip_is_exact_and_compact():
         ("x" * 41 + ":1,2,3", "41 characters"),
         ("a\u200bb:1,2,3", "invisible"),
         (" ".join(f"w{i}:1,2,3" for i in range(pad.MAX_OVERRIDES + 1)), "129 edited words"),
-        ("w" * (pad.MAX_OVERRIDES_CHARS + 1), "characters: at most"),
+        ("w" * (links.MAX_OVERRIDES_CHARS + 1), "characters: at most"),
     ],
 )
 def test_bad_overrides_text(text, message):
     with pytest.raises(InputError, match=message):
-        pad.parse_overrides(text)
+        links.parse_overrides(text)
 
 
 def test_checked_text_param_refuses_what_its_parser_refuses():
-    param = pad.CheckedText("s", "text", max_chars=100, max_lines=2, check=pad.parse_sentences)
+    param = links.CheckedText("s", "text", max_chars=100, max_lines=2, check=pad.parse_sentences)
     assert param.decode("a b\nc") == "a b\nc"
     with pytest.raises(InputError, match=r"^s: sentence 1 has 17 words"):
         param.decode(" ".join(["w"] * 17))
@@ -401,7 +435,7 @@ def test_checked_text_param_refuses_what_its_parser_refuses():
 
 
 def test_statistics_rows_by_hand(lab):
-    rows = pad.statistics_rows(lab)
+    rows = pex.statistics_rows(lab)
     assert len(rows) == 8 * 3
     pad_f1 = rows[2 * 3]  # row 3 (the first PAD), feature f1
     assert (pad_f1["token"], pad_f1["pad"], pad_f1["feature"], pad_f1["x"]) == (
@@ -427,7 +461,7 @@ def test_statistics_rows_by_hand(lab):
 
 def test_statistics_json_holds_all_three_and_the_settings():
     lab = pad.padding_lab(HI, "hi-nitish", eps=0.0)  # Layer Norm's PAD rows: 0 / 0
-    data = json.loads(pad.statistics_json(lab, "hi-nitish"))
+    data = json.loads(pex.statistics_json(lab, "hi-nitish"))
     assert data["settings"]["sentences"] == ["Hi Nitish", "How are you today"]
     assert data["settings"]["embeddings"]["today"] == [2.0, 4.0, 1.0]
     assert data["settings"]["mask"] == [[True, True, False, False], [True] * 4]
@@ -445,24 +479,24 @@ def test_page_questions_ask_for_the_pad_output_with_beta():
     shifted = pad.padding_lab(HI, "hi-nitish", beta=2.0)
     column = ROWS[:, 0]
     x_hat = -column.mean() / np.sqrt(column.var() + 1e-5)
-    questions = pad.page_questions(shifted)
+    questions = lesson.page_questions(shifted)
     assert questions.outputs.answer == pytest.approx(x_hat + 2.0)
-    assert pad.page_questions(plain_lab).outputs.answer == pytest.approx(x_hat)
+    assert lesson.page_questions(plain_lab).outputs.answer == pytest.approx(x_hat)
     # a new beta is a new question; the same example keeps its ids
-    assert questions.outputs.qid != pad.page_questions(plain_lab).outputs.qid
-    assert questions.statistics.qid == pad.page_questions(plain_lab).statistics.qid
+    assert questions.outputs.qid != lesson.page_questions(plain_lab).outputs.qid
+    assert questions.statistics.qid == lesson.page_questions(plain_lab).statistics.qid
     assert questions.closed_form.answer == pytest.approx(0.75)  # 1 - p, p = 2 / 8
 
 
 def test_page_questions_without_pads_or_with_a_zero_mean():
     even = pad.padding_lab(pad.parse_sentences("Hi Nitish\nHow are"), "hi-nitish")
-    assert pad.page_questions(even).outputs is None
-    assert pad.page_questions(even).closed_form.answer == pytest.approx(1.0)
+    assert lesson.page_questions(even).outputs is None
+    assert lesson.page_questions(even).closed_form.answer == pytest.approx(1.0)
     # f1 of the real tokens: Hi 1, Nitish 3, How -4, are 1, you 2, today -3: mean 0
     edits = (("Hi", (1.0, 1.0, 8.0)), ("How", (-4.0, 2.0, 6.0)), ("you", (2.0, 5.0, 9.0)))
     zero = pad.padding_lab(HI, "hi-nitish", (*edits, ("today", (-3.0, 4.0, 1.0))))
     assert zero.norms.masked_bn.mean[0] == 0
-    assert pad.page_questions(zero).closed_form is None
+    assert lesson.page_questions(zero).closed_form is None
 
 
 @pytest.mark.parametrize(

@@ -14,23 +14,33 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import bn_means, frames, page_test
+from helpers import bn_means, html_frames, page_test
 from streamlit.testing.v1 import AppTest
 
 from lnlab import padding as pad
+from lnlab import padding_export as pex
+from lnlab.lessons import padding as lesson
 from lnlab.quiz import PADDING_CHOICES
 
 PAGE = "pages/padding.py"
 SECTION_TITLES = (
     "The batch",
     "Which cells feed a statistic",
-    "The statistics, side by side",
-    "The outputs",
-    "How much padding, and what it does to the statistics",
+    "Batch Norm's statistics, with and without PAD",
+    "Layer Norm's statistics: one token at a time",
+    "Naive Batch Norm's output: PAD rows are no longer zero",
+    "Masked Batch Norm's output: PAD rows stay 0",
+    "Layer Norm's output: each row on its own",
+    "What padding does to the statistics",
+    "How much padding a real batch has",
     "Who else is in the batch?",
-    "Down the columns or across the rows",
-    "Masking is not the whole story",
+    "Down the columns: Batch Norm",
+    "Across the rows: Layer Norm",
+    "Masking is not the whole story: running statistics",
+    "Training and inference disagree",
 )
+# old links' slide=1..8 (the page's eight sections before the lesson) open these sections
+OLD_SLIDES = {1: 1, 2: 2, 3: 3, 4: 5, 5: 8, 6: 10, 7: 11, 8: 13}
 ROWS = np.array(
     [[5, 1, 8], [3, 7, 2], [0, 0, 0], [0, 0, 0], [4, 2, 6], [1, 8, 3], [7, 5, 9], [2, 4, 1]],
     dtype=np.float64,
@@ -39,7 +49,8 @@ PAD_F1 = -ROWS[:, 0].mean() / np.sqrt(ROWS[:, 0].var() + 1e-5)  # a PAD row, nai
 
 
 def open_page(query: dict[str, str] | None = None, **state) -> AppTest:
-    at = page_test(PAGE, query)
+    """The page from a link; every section shown unless the link says otherwise."""
+    at = page_test(PAGE, {"all": "1", **(query or {})})
     for key, value in state.items():
         at.session_state[key] = value
     at.run()
@@ -49,18 +60,23 @@ def open_page(query: dict[str, str] | None = None, **state) -> AppTest:
 
 def outputs(at: AppTest) -> list[pd.DataFrame]:
     """Naive BN, masked BN and LN outputs (the first token table is the input batch)."""
-    return frames(at, "token", "PAD", "f1")[1:4]
+    return html_frames(at, "token", "f1")[1:4]
+
+
+def formulas(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown if "$" in m.value)
 
 
 def shown(at: AppTest) -> tuple:
     """Everything the page shows as numbers: tables, metrics, formulas."""
-    tables = tuple(d.value.to_json() for d in at.dataframe)
+    tables = tuple(f.to_json() for f in html_frames(at))
     metrics = tuple((m.label, m.value) for m in at.metric)
-    return tables, metrics, tuple(x.value for x in at.latex)
+    return tables, metrics, formulas(at)
 
 
 def headers(at: AppTest) -> list[str]:
-    return [h.value for h in at.header]
+    """The section titles shown (the exports' heading left out)."""
+    return [h.value for h in at.subheader if h.value != "Take the numbers with you"]
 
 
 def link_notice(at: AppTest) -> str:
@@ -68,10 +84,10 @@ def link_notice(at: AppTest) -> str:
 
 
 def is_default(at: AppTest) -> bool:
-    naive, masked = bn_means(at)
+    """The default example: its batch (on the first section, which a bad link opens)."""
+    (batch,) = html_frames(at, "token", "f1")[:1]
     return (
-        naive == pytest.approx([22 / 8, 27 / 8, 29 / 8])
-        and masked == pytest.approx([22 / 6, 27 / 6, 29 / 6])
+        batch[["f1", "f2", "f3"]].to_numpy().tolist() == ROWS.tolist()
         and at.text_area(key="pad_sentences").value == "Hi Nitish\nHow are you today"
         and at.session_state["pad_eps"] == 1e-5
     )
@@ -81,7 +97,7 @@ def is_default(at: AppTest) -> bool:
 
 
 def test_the_url_holds_the_state_from_the_first_edit():
-    at = open_page()
+    at = page_test(PAGE).run()
     assert is_default(at)
     assert dict(at.query_params) == {}  # a page just opened leaves the URL (and Back) alone
     at.number_input(key="pad_eps").set_value(0.5).run()
@@ -94,7 +110,13 @@ def test_the_url_holds_the_state_from_the_first_edit():
         "naive",
     )
     assert (link["focus"], link["other"], link["edit"]) == ("1", "2", "How are we today")
-    assert (link["batch"], link["longest"], link["avg"], link["slide"]) == ("32", "100", "30", "1")
+    assert (link["batch"], link["longest"], link["avg"], link["section"]) == (
+        "32",
+        "100",
+        "30",
+        "1",
+    )
+    assert link["steps"] == "20" and "slide" not in link  # `slide` is only read, from old links
     assert "w" not in link  # no edited embeddings
 
 
@@ -115,21 +137,22 @@ def test_a_link_opens_its_example():
     assert naive == pytest.approx([12 / 6, 16 / 6, 20 / 6])
     assert masked == pytest.approx([12 / 4, 16 / 4, 20 / 4])
     ln_out = outputs(at)[2]
-    assert ln_out[ln_out["PAD"]][["f1", "f2", "f3"]].to_numpy().tolist() == [[2.0] * 3] * 2
+    pads = ln_out[ln_out["token"].str.endswith("[PAD]")]
+    assert pads[["f1", "f2", "f3"]].to_numpy().tolist() == [[2.0] * 3] * 2
     # token 4 is d = (0, 1, 2): mean 1
-    assert r"\frac{0 + 1 + 2}{3} = 1" in at.latex[0].value
+    assert r"\tfrac{1}{3}\big(0 + 1 + 2\big) = 1" in formulas(at)
     assert set(at.data_editor(key="pad_words").value["from"]) == {"edited"}
 
 
 def test_round_trip_state_link_state_shows_the_same_numbers():
     edit = {"edited_rows": {0: {"f1": 9.0}}, "added_rows": [], "deleted_rows": []}
-    first = page_test(PAGE).run()
+    first = page_test(PAGE, {"all": "1"}).run()
     first.text_area(key="pad_sentences").input("Hi  Nitish\n\nHow are you today\nzebra").run()
     first.session_state["pad_words"] = edit
     first.run()
     first.number_input(key="pad_eps").set_value(0.01).run()
     first.number_input(key="pad_beta").set_value(-1.5).run()
-    first.radio(key="pad_pick").set_value("masked").run()
+    first.selectbox(key="pad_pick").set_value("masked").run()
     first.selectbox(key="pad_feature").set_value(2).run()
     first.selectbox(key="pad_focus").set_value(2).run()
     first.text_input(key="pad_other_text").input("Bye").run()
@@ -175,7 +198,8 @@ def test_link_applies_once_so_edits_after_it_stay():
         {"w": "Hi:1,2,3 Hi:4,5,6"},
         {"stat": "median"},  # not a choice
         {"tok": "1.5"},  # not whole
-        {"slide": "99"},
+        {"slide": "9"},  # the old page had eight sections
+        {"section": "15"},
         {"edit": "two\nlines"},
         {"preset": "nope"},
         {"eps": "0.5", "beta": "x"},  # one bad parameter spoils the whole link
@@ -196,28 +220,50 @@ def test_presenter_mode_shows_one_slide_and_steps_through_them():
     at = open_page({"present": "1"})
     assert headers(at) == [f"1. {SECTION_TITLES[0]}"]
     # the inputs and the exports are hidden
-    assert not at.text_area and not at.number_input and not at.get("download_button")
-    assert at.button(key="pad_next").proto.shortcut == "right"
-    assert at.button(key="pad_prev").proto.shortcut == "left"
-    assert at.button(key="pad_prev").disabled
-    at.button(key="pad_next").click().run()
+    assert not at.text_area and not at.get("download_button")
+    assert at.button(key="padding_next").proto.shortcut == "right"
+    assert at.button(key="padding_prev").proto.shortcut == "left"
+    assert at.button(key="padding_prev").disabled
+    at.button(key="padding_next").click().run()
     assert headers(at) == [f"2. {SECTION_TITLES[1]}"]
-    assert at.query_params["slide"] == "2" and at.query_params["present"] == "1"
+    assert at.query_params["section"] == "2" and at.query_params["present"] == "1"
     at.run()
     assert headers(at) == [f"2. {SECTION_TITLES[1]}"]  # a rerun stays on the slide
     for number in range(3, len(SECTION_TITLES) + 1):
-        at.button(key="pad_next").click().run()
+        at.button(key="padding_next").click().run()
         assert headers(at) == [f"{number}. {SECTION_TITLES[number - 1]}"]
         assert not at.exception
-    assert at.button(key="pad_next").disabled
-    at.button(key="pad_prev").click().run()
-    assert headers(at) == [f"7. {SECTION_TITLES[6]}"]
+    assert at.button(key="padding_next").disabled
+    at.button(key="padding_prev").click().run()
+    assert headers(at) == [f"13. {SECTION_TITLES[12]}"]
+
+
+def test_the_section_chooser_and_the_link_name_the_section():
+    at = page_test(PAGE).run()
+    assert headers(at) == [f"1. {SECTION_TITLES[0]}"]  # one section at a time
+    at.selectbox(key="pad_slide").set_value(9).run()
+    assert headers(at) == [f"10. {SECTION_TITLES[9]}"]
+    assert at.query_params["section"] == "10"
+    at.button(key="padding_prev").click().run()
+    assert headers(at) == [f"9. {SECTION_TITLES[8]}"]
+    again = page_test(PAGE, dict(at.query_params)).run()
+    assert headers(again) == [f"9. {SECTION_TITLES[8]}"]
+    at.toggle(key="padding_all").set_value(True).run()
+    assert len(headers(at)) == len(SECTION_TITLES)
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(OLD_SLIDES.items()))
+def test_old_slide_links_open_the_same_content(old, new):
+    at = open_page({"present": "1", "slide": str(old)})
+    assert not at.warning
+    assert headers(at) == [f"{new}. {SECTION_TITLES[new - 1]}"]
+    assert lesson.SECTION_KEYS[new - 1] == lesson.SECTION_KEYS[lesson.OLD_SLIDES[old - 1]]
 
 
 def test_a_link_opens_a_slide_of_its_own_example():
     at = open_page({"present": "1", "slide": "4", "beta": "3"})
-    assert headers(at) == [f"4. {SECTION_TITLES[3]}"]
-    assert rf"\left[{PAD_F1 + 3:.4g}" in at.latex[1].value  # the PAD row's f1, 4 digits
+    assert headers(at) == [f"5. {SECTION_TITLES[4]}"]
+    assert rf"[{PAD_F1 + 3:.4f}" in formulas(at)  # the PAD row's f1, 4 decimals
 
 
 def test_hidden_inputs_keep_their_values_through_presenter_mode():
@@ -225,10 +271,11 @@ def test_hidden_inputs_keep_their_values_through_presenter_mode():
     at.text_area(key="pad_sentences").input("Hi Nitish\nHow are you").run()
     at.toggle(key="present_toggle").set_value(True).run()
     assert any("(B, S, D) = (2, 3, 3)" in m.value for m in at.markdown)
-    at.button(key="pad_next").click().run()
+    at.button(key="padding_next").click().run()
     at.button(key="present_exit").click().run()
     assert at.text_area(key="pad_sentences").value == "Hi Nitish\nHow are you"
-    assert len(headers(at)) == len(SECTION_TITLES) + 1  # every section and the exports
+    assert len(headers(at)) == len(SECTION_TITLES)  # every section, and the exports
+    assert at.get("download_button")
 
 
 # ---------------------------------------------------------------- predict, then reveal
@@ -246,8 +293,8 @@ def check(at: AppTest, key: str) -> None:
 
 def test_predictions_hide_the_answers_until_checked_and_keep_the_score():
     at = open_page({"q": "1"})
-    assert not frames(at, "feature", "mean μ")  # the statistics wait for the prediction
-    assert not outputs(at)
+    assert not html_frames(at, "feature", "μ, PAD included")  # they wait for the prediction
+    assert len(html_frames(at, "token", "f1")) == 3  # the input, masked BN, LN: naive BN waits
     which = question_key(at, "which")
     at.radio(key=which).set_value(PADDING_CHOICES[0]).run()
     check(at, which)
@@ -283,11 +330,11 @@ def test_questions_follow_the_example():
 def test_questions_show_on_the_slides_too():
     at = open_page({"present": "1", "slide": "3", "q": "1"})
     assert headers(at) == [f"3. {SECTION_TITLES[2]}"]
-    assert not frames(at, "feature", "mean μ")
+    assert not html_frames(at, "feature", "μ, PAD included")
     which = question_key(at, "which")
     at.radio(key=which).set_value(PADDING_CHOICES[2]).run()
     check(at, which)
-    assert len(frames(at, "feature", "mean μ")) == 2
+    assert len(html_frames(at, "feature", "μ, PAD included")) == 1
     assert list(at.session_state["quiz_marks"].values()) == [False]
 
 
@@ -327,7 +374,8 @@ def test_the_pytorch_script_reproduces_the_numbers_on_the_page(query):
         expected = np.array(result[name]).reshape(-1, len(pad.FEATURES))
         np.testing.assert_allclose(table[list(pad.FEATURES)].to_numpy(), expected, atol=1e-9)
     layer = np.array(result["layer"]).reshape(-1, len(pad.FEATURES))
-    assert (layer[ln["PAD"].to_numpy(bool)] == float(query.get("beta", 0))).all()
+    pads = ln["token"].str.endswith("[PAD]").to_numpy(bool)
+    assert (layer[pads] == float(query.get("beta", 0))).all()
     naive_means, masked_means = bn_means(at)
     np.testing.assert_allclose(naive_means, result["naive_mean"], atol=1e-12)
     np.testing.assert_allclose(masked_means, result["masked_mean"], atol=1e-12)
@@ -337,12 +385,12 @@ def test_csv_and_json_hold_the_numbers_on_the_page():
     at = open_page({"beta": "0.5"})
     sentences = pad.parse_sentences(at.session_state["pad_sentences"])
     lab = pad.padding_lab(sentences, "hi-nitish", beta=0.5)
-    rows = pd.DataFrame(pad.statistics_rows(lab))
+    rows = pd.DataFrame(pex.statistics_rows(lab))
     naive, masked, ln = outputs(at)
     for name, table in (("naive_bn", naive), ("masked_bn", masked), ("ln", ln)):
         page = table[list(pad.FEATURES)].to_numpy().ravel()
         np.testing.assert_allclose(rows[f"{name}_y"], page, atol=1e-12)
-    naive_stats = frames(at, "feature", "mean μ")[0]
-    np.testing.assert_allclose(rows["naive_bn_var"][:3], naive_stats["variance σ²"])
-    data = json.loads(pad.statistics_json(lab, "hi-nitish"))
-    np.testing.assert_allclose(np.array(data["masked_bn"]["y"]).reshape(-1, 3), masked.iloc[:, 2:])
+    bn_stats = html_frames(at, "feature", "μ, PAD included")[0]
+    np.testing.assert_allclose(rows["naive_bn_var"][:3], bn_stats["σ², PAD included"])
+    data = json.loads(pex.statistics_json(lab, "hi-nitish"))
+    np.testing.assert_allclose(np.array(data["masked_bn"]["y"]).reshape(-1, 3), masked.iloc[:, 1:])

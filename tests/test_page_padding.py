@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import bn_means, frames
+from helpers import bn_means, html_frames
 from streamlit.testing.v1 import AppTest
 
 from lnlab.plots.common import HIGHLIGHT
@@ -22,9 +22,21 @@ PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "padding.py")
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=60).run()
+    """The page with every section shown ("Show every section", as `all=1` in a link)."""
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.session_state["padding_all"] = True
+    app.run()
     assert not app.exception
     return app
+
+
+def formulas(app: AppTest) -> str:
+    """Every formula on the page (ui.formula draws them as inline math in markdown)."""
+    return "\n".join(m.value for m in app.markdown if "$" in m.value)
+
+
+def pad_rows(frame):
+    return frame[frame["token"].str.endswith("[PAD]")]
 
 
 def metric(app: AppTest, label: str) -> str:
@@ -32,7 +44,7 @@ def metric(app: AppTest, label: str) -> str:
 
 
 def batch_figure(app: AppTest) -> dict:
-    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    spec = json.loads(app.get("plotly_chart")[1].proto.spec)  # [0] is the plain batch
     assert spec["layout"]["title"]["text"].startswith("The stacked batch")
     return spec
 
@@ -55,26 +67,26 @@ def test_default_preset_shows_the_padded_statistics(at):
     naive, masked = bn_means(at)
     assert naive == pytest.approx([22 / 8, 27 / 8, 29 / 8])
     assert masked == pytest.approx([22 / 6, 27 / 6, 29 / 6])
-    ln = frames(at, "token", "mean μ")[0]
+    ln = html_frames(at, "token", "mean μ")[0]
     assert ln["mean μ"].tolist() == pytest.approx([14 / 3, 4, 0, 0, 4, 4, 7, 7 / 3])
-    naive_out = frames(at, "token", "PAD", "f1")[1]  # [0] is the input batch
+    naive_out = html_frames(at, "token", "f1")[1]  # [0] is the input batch
     pad_row = naive_out[naive_out["token"] == "1.3 [PAD]"][["f1", "f2", "f3"]].to_numpy()[0]
     rows = np.array(
         [[5, 1, 8], [3, 7, 2], [0, 0, 0], [0, 0, 0], [4, 2, 6], [1, 8, 3], [7, 5, 9], [2, 4, 1]]
     )
     expected = -rows.mean(axis=0) / np.sqrt(rows.var(axis=0) + 1e-5)
     assert pad_row == pytest.approx(expected)
-    ln_out = frames(at, "token", "PAD", "f1")[3]
-    assert ln_out[ln_out["PAD"]][["f1", "f2", "f3"]].to_numpy().tolist() == [[0, 0, 0]] * 2
-    assert metric(at, "Share of PAD zeros") == "70 %"
-    assert metric(at, "Positions in the padded tensor") == "3,200"
+    ln_out = html_frames(at, "token", "f1")[3]
+    assert pad_rows(ln_out)[["f1", "f2", "f3"]].to_numpy().tolist() == [[0, 0, 0]] * 2
+    assert metric(at, "Share of PAD zeros p") == "0.7"
+    assert metric(at, "Positions in the padded tensor") == "3200"
     assert metric(at, "Layer Norm: max |change|") == "0"
     assert float(metric(at, "Batch Norm, masked: max |change|")) > 0.1
-    assert any("p = 2/8 = 0.25" in m.value for m in at.markdown)
-    check = frames(at, "feature", "μ (real)")[0]
+    assert r"p = \tfrac{2}{8} = 0.25" in formulas(at)
+    check = html_frames(at, "feature", "μ (real)")[0]
     assert check["mean diff"].abs().max() < 1e-12
     assert check["variance diff"].abs().max() < 1e-12
-    assert r"\frac{5 + 3 + 0 + 0 + 4 + 1 + 7 + 2}{8} = 2.75" in at.latex[0].value
+    assert r"\tfrac{1}{8}\big(5 + 3 + 0 + 0 + 4 + 1 + 7 + 2\big) = 2.75" in formulas(at)
     assert outlined_cells(at) == [(float(r), 0.0) for r in range(8)]
     assert not at.error and not at.warning
 
@@ -85,18 +97,18 @@ def test_editing_sentences_changes_the_statistics(at):
     # rows Hi, Nitish, PAD, How, are, you: feature 1 = (5 + 3 + 0 + 4 + 1 + 7) / 6
     assert naive[0] == pytest.approx(20 / 6)
     assert masked[0] == pytest.approx(20 / 5)
-    assert len(frames(at, "token", "PAD", "f1")[0]) == 6
+    assert len(html_frames(at, "token", "f1")[0]) == 6
 
 
 def test_picking_a_masked_column_or_a_token_row_moves_the_outline(at):
-    at.radio(key="pad_pick").set_value("masked").run()
+    at.selectbox(key="pad_pick").set_value("masked").run()
     at.selectbox(key="pad_feature").set_value(2).run()
     assert outlined_cells(at) == [(float(r), 2.0) for r in (0, 1, 4, 5, 6, 7)]
-    assert r"\frac{8 + 2 + 6 + 3 + 9 + 1}{6}" in at.latex[0].value
-    at.radio(key="pad_pick").set_value("token").run()
+    assert r"\tfrac{1}{6}\big(8 + 2 + 6 + 3 + 9 + 1\big)" in formulas(at)
+    at.selectbox(key="pad_pick").set_value("token").run()
     at.selectbox(key="pad_token").set_value(4).run()
     assert outlined_cells(at) == [(4.0, 0.0), (4.0, 1.0), (4.0, 2.0)]
-    assert r"\frac{4 + 2 + 6}{3} = 4" in at.latex[0].value
+    assert r"\tfrac{1}{3}\big(4 + 2 + 6\big) = 4" in formulas(at)
 
 
 @pytest.mark.parametrize(
@@ -119,15 +131,15 @@ def test_html_in_sentences_renders_as_text(at):
     assert not at.exception and not at.error
     labels = batch_figure(at)["data"][0]["y"]
     assert labels[0] == "1.1 &lt;script&gt;alert(1)&lt;/script&gt;"
-    assert frames(at, "token", "PAD", "f1")[0]["token"][0] == "1.1 <script>alert(1)</script>"
+    assert html_frames(at, "token", "f1")[0]["token"][0] == "1.1 <script>alert(1)</script>"
 
 
 def test_eps_zero_explains_the_nan(at):
     at.number_input(key="pad_eps").set_value(0.0).run()
     warning = at.warning[0].value
     assert "NaN" in warning and "variance is 0" in warning and "0/0" in warning
-    ln_out = frames(at, "token", "PAD", "f1")[3]
-    assert ln_out[ln_out["PAD"]][["f1", "f2", "f3"]].isna().all().all()
+    ln_out = html_frames(at, "token", "f1")[3]
+    assert pad_rows(ln_out)[["f1", "f2", "f3"]].isna().all().all()
 
 
 def test_editing_an_embedding_changes_the_batch(at):
@@ -169,25 +181,36 @@ def test_who_else_with_an_unchanged_sentence_changes_nothing(at):
 def test_calculator_validates_and_keeps_the_last_good_count(at):
     at.number_input(key="pad_longest").set_value(50).run()
     at.number_input(key="pad_average").set_value(20.0).run()
-    assert metric(at, "Share of PAD zeros") == "60 %"
+    assert metric(at, "Share of PAD zeros p") == "0.6"
     at.number_input(key="pad_average").set_value(120.0).run()
     assert any("cannot exceed" in e for e in errors(at))
-    assert metric(at, "Share of PAD zeros") == "60 %"
+    assert metric(at, "Share of PAD zeros p") == "0.6"
 
 
 def test_preactivation_table_both_ways(at):
-    node_stats = frames(at, "node", "mean μ")[0]
-    assert node_stats["mean μ"].tolist() == pytest.approx([4.0, 3.6, 4.2])  # 20/5, 18/5, 21/5
-    sample_stats = frames(at, "sample", "mean μ")[0]
+    columns = html_frames(at, "sample", "z1", "z2", "z3")
+    node_means = columns[0].set_index("sample").loc["mean μ"]
+    assert node_means.tolist() == pytest.approx([4.0, 3.6, 4.2])  # 20/5, 18/5, 21/5
+    sample_stats = next(f for f in columns if "mean μ" in f.columns)
     assert sample_stats["mean μ"].tolist() == pytest.approx([16 / 3, 3, 2, 6, 10 / 3])
-    running = frames(at, "feature", "batch mean")[0]
-    assert running["running mean"].tolist() == pytest.approx(
-        [0.1 * 22 / 8, 0.1 * 27 / 8, 0.1 * 29 / 8]
-    )
+
+
+def test_running_statistics_after_several_steps(at):
+    # 20 steps from 0 with momentum 0.1: running mean = (1 - 0.9^20) x batch mean
+    running = html_frames(at, "feature", "batch μ")[0]
+    means = np.array([22 / 8, 27 / 8, 29 / 8])
+    assert running["running μ"].tolist() == pytest.approx((1 - 0.9**20) * means)
+    first = float(metric(at, "max |eval − train| after 1 step"))
+    after = float(metric(at, "after 20 steps"))
+    assert first > 4 and 0 < after < first / 10
+    at.number_input(key="pad_steps").set_value(1).run()
+    running = html_frames(at, "feature", "batch μ")[0]
+    assert running["running μ"].tolist() == pytest.approx(0.1 * means)
+    assert metric(at, "after 1 steps") == metric(at, "max |eval − train| after 1 step")
 
 
 def test_no_padding_one_sentence_and_shrinking_batches(at):
-    at.radio(key="pad_pick").set_value("token").run()
+    at.selectbox(key="pad_pick").set_value("token").run()
     at.selectbox(key="pad_token").set_value(7).run()
     at.selectbox(key="pad_focus").set_value(1).run()
     at.text_area(key="pad_sentences").input("a b\nc d").run()
@@ -202,6 +225,7 @@ def test_no_padding_one_sentence_and_shrinking_batches(at):
 def test_crafted_messages_do_not_crash_the_page():
     """Values the browser never sends: a NaN epsilon, an edit of a column that does not exist."""
     app = AppTest.from_file(PAGE, default_timeout=60)
+    app.session_state["padding_all"] = True
     app.session_state["pad_eps"] = float("nan")
     app.session_state["pad_words"] = {"edited_rows": {"0": {"f999": 1}}}
     app.run()

@@ -123,3 +123,23 @@ def test_closed_form_figure_is_valid_with_two_titled_panels(lab, share):
     ]
     assert {t.xaxis for t in fig.data} == {"x", "x2"}
     assert fig.layout.xaxis2.title.text == "share of PAD rows p"
+
+
+def test_running_figure_draws_each_feature_s_steps_against_the_batch(lab):
+    running = pad.running_statistics(lab, 5)
+    fig = validated(plots.running_figure(running))
+    assert [a.text for a in fig.layout.annotations] == ["running mean", "running variance"]
+    mean_f1, batch_f1 = fig.data[0], fig.data[1]
+    assert list(mean_f1.x) == [0, 1, 2, 3, 4, 5]
+    np.testing.assert_allclose(mean_f1.y, running.mean[:, 0])
+    assert list(batch_f1.y) == [running.batch_mean[0]] * 2 and batch_f1.line.dash == "dash"
+    variance_f3 = fig.data[-2]
+    assert variance_f3.xaxis == "x2"
+    np.testing.assert_allclose(variance_f3.y, running.var[:, 2])
+
+
+def test_table_heatmap_prints_the_5_by_3_outputs():
+    table = pad.preactivation_norms()
+    fig = validated(plots.table_heatmap(table.ln.y, table.rows, table.columns, "Layer Norm"))
+    assert list(fig.data[0].y) == list(table.rows) and list(fig.data[0].x) == ["z1", "z2", "z3"]
+    np.testing.assert_allclose(np.array(fig.data[0].z, float), table.ln.y)

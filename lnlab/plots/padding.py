@@ -1,4 +1,5 @@
-"""Figures for the padded-batch page: the stacked batch, the three outputs, the closed form."""
+"""Figures for the padded-batch page: the stacked batch, the three outputs, the closed form,
+the 5 x 3 table and the running statistics."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from lnlab.padding import FEATURES, PaddingLab, padded_moments
+from lnlab.padding import FEATURES, PaddingLab, Running, padded_moments
 from lnlab.plots.common import OKABE_ITO, axis_name, figure, heatmap, panel_title
 
 PAD_FILL = "#7F7F7F"  # grey wash over PAD rows, on top of the colours
@@ -135,5 +136,63 @@ def closed_form_figure(
             "range": [0, 1],
             "title": {"text": "share of PAD rows p"},
         }
+        layout["yaxis" + y[1:]] = {"anchor": x, "domain": [0.0, 1.0]}
+    return figure(data, layout)
+
+
+def table_heatmap(
+    z: np.ndarray, rows: tuple[str, ...], columns: tuple[str, ...], title: str
+) -> go.Figure:
+    """A small samples x nodes table (the 5 x 3 pre-activations) as a heatmap, numbers printed."""
+    return heatmap(z, safe_labels(rows), columns, title, height=120 + 2 * ROW_HEIGHT * len(rows))
+
+
+def running_figure(running: Running) -> go.Figure:
+    """The running mean and variance of each feature, step by step, against the batch's own
+    mean and unbiased variance (dashed): what eval mode uses, creeping towards what training
+    uses."""
+    steps = list(range(running.steps + 1))
+    data = []
+    panels = ((running.mean, running.batch_mean), (running.var, running.batch_var))
+    for col, (values, target) in enumerate(panels):
+        axes = {"xaxis": axis_name("x", col), "yaxis": axis_name("y", col)}
+        for j, name in enumerate(FEATURES):
+            colour = OKABE_ITO[j]
+            data += [
+                {
+                    "type": "scatter",
+                    "x": steps,
+                    "y": values[:, j].tolist(),
+                    "mode": "lines+markers" if running.steps <= 30 else "lines",
+                    "name": name,
+                    "legendgroup": name,
+                    "showlegend": col == 0,
+                    "line": {"color": colour},
+                    **axes,
+                },
+                {
+                    "type": "scatter",
+                    "x": [0, running.steps],
+                    "y": [float(target[j])] * 2,
+                    "mode": "lines",
+                    "name": f"{name}, batch",
+                    "legendgroup": name,
+                    "showlegend": False,
+                    "line": {"color": colour, "dash": "dash"},
+                    **axes,
+                },
+            ]
+    layout: dict[str, Any] = {
+        "height": 340,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "legend": {"orientation": "h", "y": -0.25},
+        "annotations": [
+            panel_title(t, domain)
+            for t, domain in zip(("running mean", "running variance"), PANELS, strict=True)
+        ],
+    }
+    for col, domain in enumerate(PANELS):
+        x, y = axis_name("x", col), axis_name("y", col)
+        layout["xaxis" + x[1:]] = {"anchor": y, "domain": domain, "title": {"text": "step"}}
         layout["yaxis" + y[1:]] = {"anchor": x, "domain": [0.0, 1.0]}
     return figure(data, layout)
