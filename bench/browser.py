@@ -28,6 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from bench import chromium
 from bench.report import record
+from lnlab.numbers import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -58,8 +59,8 @@ NEXT_FRAME_JS = "() => new Promise(done => requestAnimationFrame(() => done()))"
 
 
 def _number(v: float) -> str:
-    """As the pages print a metric (lnlab.lesson.fmt, 6 significant digits)."""
-    return f"{v:.6g}"
+    """As the pages print a metric (lnlab.numbers.fmt)."""
+    return fmt(v)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ClientState_pb2 import ContextInfo
@@ -32,7 +33,6 @@ from bench.browser import LNLAB, Server, percentile, serve
 from bench.report import record
 
 STREAM = "/_stcore/stream"
-PAGE = LNLAB.path.strip("/")  # the browser's first request names the page by its URL path
 MAIN = 0  # delta_path[0] of the main area (the sidebar is 1)
 # The page's other inputs: an edit sends only the text box's state, so these must come back
 # exactly as they were (the browser would send them all, unchanged).
@@ -48,6 +48,9 @@ PHASE_BUDGET_S = 60.0
 TOTAL_S = 170.0  # every phase together, so that the run ends within about 3 minutes
 
 
+FINISHED = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+
+
 class WrongPage(AssertionError):
     """The server answered, but not with what the page should show."""
 
@@ -59,6 +62,7 @@ class Run:
     metric: str | None
     metric_ms: float | None
     finished_ms: float
+    headings: tuple[str, ...] = ()  # the run's headings (a lesson's section titles)
 
 
 class Session:
@@ -72,6 +76,7 @@ class Session:
         self.page_hash = ""  # from the navigation message of the first run
         self.cache: dict[str, ForwardMsg] = {}
         self.widgets: dict[str, Any] = {}
+        self.fragments: dict[str, str] = {}  # a widget's user key -> the fragment it is in
 
     async def _receive(self) -> ForwardMsg:
         """The next ForwardMsg, a cache reference replaced by the message it names."""
@@ -85,15 +90,17 @@ class Session:
             self.cache[msg.hash] = msg
         return msg
 
-    async def rerun(self, states: Sequence[WidgetState] = ()) -> Run:
-        """Ask for a script run with these widget states; read messages until it finishes."""
+    async def rerun(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> Run:
+        """Ask for a script run with these widget states (of the fragment `fragment_id` alone,
+        if given, as a click inside a fragment does); read messages until it finishes."""
         back = BackMsg()
         client = back.rerun_script
+        client.fragment_id = fragment_id
         client.query_string = self.query_string
         if self.page_hash:
             client.page_script_hash = self.page_hash
         else:
-            client.page_name = PAGE
+            client.page_name = urlsplit(self.url).path.strip("/")  # as the browser names it
         client.widget_states.widgets.extend(states)
         client.cached_message_hashes.extend(self.cache)
         url = f"{self.url}?{self.query_string}" if self.query_string else self.url
@@ -103,6 +110,7 @@ class Session:
         start = time.perf_counter()
         await self.ws.send(back.SerializeToString())
         metric = metric_ms = None
+        headings: list[str] = []
         while True:
             msg = await self._receive()
             kind = msg.WhichOneof("type")
@@ -114,16 +122,21 @@ class Session:
                     raise WrongPage(f"the page raised {item.type}: {item.message}")
                 if name == "metric" and metric is None and msg.metadata.delta_path[0] == MAIN:
                     metric, metric_ms = item.body, (time.perf_counter() - start) * 1e3
+                if name == "heading":
+                    headings.append(item.body)
                 if getattr(item, "id", ""):  # a widget: $$ID-<hash>-<user key>
-                    self.widgets[item.id.split("-", 2)[-1]] = item
+                    key = item.id.split("-", 2)[-1]
+                    self.widgets[key] = item
+                    self.fragments[key] = msg.delta.fragment_id
             elif kind == "navigation":
                 self.page_hash = msg.navigation.page_script_hash
             elif kind == "page_info_changed":  # the page wrote the URL (its share link)
                 self.query_string = msg.page_info_changed.query_string
             elif kind == "script_finished":
-                if msg.script_finished != ForwardMsg.FINISHED_SUCCESSFULLY:
+                if msg.script_finished not in FINISHED:
                     raise WrongPage(f"the run ended with status {msg.script_finished}")
-                return Run(metric, metric_ms, (time.perf_counter() - start) * 1e3)
+                elapsed = (time.perf_counter() - start) * 1e3
+                return Run(metric, metric_ms, elapsed, tuple(headings))
 
     async def edit(self, k: int) -> Run:
         """Type "1, 2, 3, 4, k" into the text box and apply it; check what the page shows."""
@@ -145,17 +158,20 @@ def cpu_s(server: Server) -> float:
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
-async def open_session(stack: AsyncExitStack, server: Server) -> tuple[Session, float]:
-    """Connect and load the page (closed with `stack`); ms from connecting to script_finished."""
+async def open_session(
+    stack: AsyncExitStack, server: Server, path: str = LNLAB.path, needs: str = LNLAB.text_key
+) -> tuple[Session, float]:
+    """Connect and load the page at `path`, which must draw widget `needs` and a metric
+    (closed with `stack`); ms from connecting to script_finished."""
     start = time.perf_counter()
     ws_url = server.url.replace("http://", "ws://", 1) + STREAM
     ws = await stack.enter_async_context(
         connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
     )
-    session = Session(ws, server.url + LNLAB.path)
+    session = Session(ws, server.url + path)
     run = await session.rerun()
-    if LNLAB.text_key not in session.widgets or run.metric is None:
-        raise WrongPage(f"{LNLAB.path} has no text box {LNLAB.text_key!r} or no metric")
+    if needs not in session.widgets or run.metric is None:
+        raise WrongPage(f"{path} has no widget {needs!r} or no metric")
     return session, (time.perf_counter() - start) * 1e3
 
 

@@ -1,26 +1,15 @@
 """The checker's ready-made cases: each tutorial's worked example and its claims, exactly as
 the tutorial wrote them (some of their arithmetic is wrong: that is what the checker shows).
 
-A tutorial is named by its own title (TITLES), in short in a case's title. Case keys are what
-links carry (`case=`); OLD_KEYS maps the keys of older links to the same cases.
+A tutorial is named by its own title (lnlab.tutorials.TITLES), in short in a case's title.
+Case keys are what links carry (`case=`); OLD_KEYS maps older links' keys to the same cases.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-ACTION = "Layer Normalization in Action"
-ADD_NORM = "Add and Norm in the Attention Architecture"
-EXPLAINED = "Layer Normalization Explained"
-WHY_NOT_BN = "Why Not Batch Normalization?"
-LECTURE_5 = "Lecture 5 Transformer"
-TITLES = {  # short name -> the tutorial's own title, its first heading
-    ACTION: "Layer Normalization in Action: A Step-by-Step Computational Walkthrough",
-    ADD_NORM: "Add and Norm in the Attention Architecture",
-    EXPLAINED: "Layer Normalization Explained: A Beginner's Guide",
-    WHY_NOT_BN: "Layer Normalization in Transformers: Why Not Batch Normalization?",
-    LECTURE_5: "Lecture 5 Transformer - Layer Normalization",
-}
+from lnlab.tutorials import ACTION, ADD_NORM, EXPLAINED, LECTURE_5, TITLES, WHY_NOT_BN
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import json
 
 import numpy as np
 
-from lnlab.conventions import CONVENTIONS, Convention, ConventionComparison
+from lnlab.conventions import CONVENTIONS, Convention, ConventionComparison, conventions_rows
+from lnlab.export import Download, Exports, to_csv
 
 
 def _finite_or_none(values: np.ndarray) -> list | None:
@@ -79,3 +80,40 @@ def conventions_script(x: np.ndarray) -> str:
     lines = "\n".join(f'    "{c.key}": {torch_expression(c)},  # {c.name}' for c in CONVENTIONS)
     rows = np.atleast_2d(np.asarray(x, dtype=np.float64)).tolist()
     return _CONVENTIONS_SCRIPT.format(x=repr(rows), outputs=lines)
+
+
+def exports(comparison: ConventionComparison, labels: list[str]) -> Exports:
+    """The page's downloads: every convention's numbers as CSV and JSON, and the script."""
+    script = conventions_script(comparison.x)
+    return Exports(
+        (
+            Download(
+                "CSV",
+                to_csv(conventions_rows(comparison, labels)),
+                "lnlab-conventions.csv",
+                "text/csv",
+                "cv_dl_csv",
+                "table",
+            ),
+            Download(
+                "JSON",
+                conventions_json(comparison, labels),
+                "lnlab-conventions.json",
+                "application/json",
+                "cv_dl_json",
+                "data_object",
+            ),
+            Download(
+                "PyTorch script",
+                script,
+                "lnlab_conventions.py",
+                "text/x-python",
+                "cv_dl_script",
+                "code",
+            ),
+        ),
+        "The vector's numbers under every convention: settings, mean, denominator and outputs, "
+        "token by token. The script recomputes them with torch and prints them as JSON.",
+        script,
+        "The PyTorch script: the six conventions in torch",
+    )

@@ -10,13 +10,37 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lnlab.norms import BatchNormTrace, LayerNormTrace
 from lnlab.parse import short_number
+
+
+@dataclass(frozen=True)
+class Download:
+    """One file to download: its button's label, the data (or a function that builds it only
+    when clicked), the file's name and type, the button's key and its Material icon name."""
+
+    label: str
+    data: str | Callable[[], str]
+    file_name: str
+    mime: str
+    key: str
+    icon: str
+
+
+@dataclass(frozen=True)
+class Exports:
+    """A page's downloads, what they hold, and the PyTorch script shown below them."""
+
+    downloads: tuple[Download, ...]
+    caption: str
+    script: str = ""
+    script_title: str = "The PyTorch script (torch.nn.functional, float64)"
 
 
 def _clean(a: np.ndarray) -> Any:

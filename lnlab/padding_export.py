@@ -18,36 +18,38 @@ CAPTION = (
 )
 
 
-Download = tuple[str, Any, str, str, str, str]  # label, data, file name, mime, key, icon
-
-
-def downloads(lab: PaddingLab, preset_key: str, script: str) -> tuple[Download, ...]:
-    """The page's three download buttons; CSV and JSON are built only when clicked."""
-    return (
+def exports(lab: PaddingLab, preset_key: str) -> export.Exports:
+    """The page's downloads (CSV and JSON built only when clicked) and its PyTorch script."""
+    script = pytorch_script(lab)
+    return export.Exports(
         (
-            "Statistics as CSV",
-            lambda: export.to_csv(statistics_rows(lab)),
-            "lnlab-padding.csv",
-            "text/csv",
-            "pad_dl_csv",
-            ":material/table:",
+            export.Download(
+                "Statistics as CSV",
+                lambda: export.to_csv(statistics_rows(lab)),
+                "lnlab-padding.csv",
+                "text/csv",
+                "pad_dl_csv",
+                "table",
+            ),
+            export.Download(
+                "Statistics as JSON",
+                lambda: statistics_json(lab, preset_key),
+                "lnlab-padding.json",
+                "application/json",
+                "pad_dl_json",
+                "data_object",
+            ),
+            export.Download(
+                "PyTorch script",
+                script,
+                "lnlab_padding.py",
+                "text/x-python",
+                "pad_dl_script",
+                "code",
+            ),
         ),
-        (
-            "Statistics as JSON",
-            lambda: statistics_json(lab, preset_key),
-            "lnlab-padding.json",
-            "application/json",
-            "pad_dl_json",
-            ":material/data_object:",
-        ),
-        (
-            "PyTorch script",
-            script,
-            "lnlab_padding.py",
-            "text/x-python",
-            "pad_dl_script",
-            ":material/code:",
-        ),
+        CAPTION,
+        script,
     )
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lnlab.tutorials import ACTION, ADD_NORM, EXPLAINED, LECTURE_5, TITLES, WHY_NOT_BN
+
 
 @dataclass(frozen=True)
 class TokenPreset:
@@ -53,8 +55,7 @@ TOKEN_PRESETS: tuple[TokenPreset, ...] = (
         "One token: [2, 4, 6, 8]",
         ((2.0, 4.0, 6.0, 8.0),),
         ("token",),
-        "The single-token walkthrough of seed 000 (Layer Normalization in Action), "
-        "eps = 1e-5, gamma = 1, beta = 0.",
+        f'The single-token walkthrough of "{TITLES[ACTION]}", eps = 1e-5, gamma = 1, beta = 0.',
     ),
     TokenPreset(
         "hello",
@@ -68,32 +69,32 @@ TOKEN_PRESETS: tuple[TokenPreset, ...] = (
             (0.3, -0.1, 0.1, 0.5),
         ),
         ("Hello", ",", " how", " are", " you", "?"),
-        "The beginner's guide of seed 002. It prints per-token means and stds next to these "
-        "embeddings; check them here.",
+        f'"{TITLES[EXPLAINED]}" prints per-token means and stds next to these embeddings; '
+        "check them on the Conventions and checker page.",
     ),
     TokenPreset(
         "notebook-2x3",
         "Notebook input: two tokens x 3 features",
         ((0.2, 0.1, 0.3), (0.5, 0.1, 0.1)),
         ("token 1", "token 2"),
-        "The PyTorch notebook of seed 001, which normalizes a (2, 1, 3) tensor over its last "
-        "two axes.",
+        f'The PyTorch notebook of "{TITLES[ADD_NORM]}", which normalizes a (2, 1, 3) tensor '
+        "over its last two axes.",
     ),
     TokenPreset(
         "numpy-2x4",
         "NumPy class: two rows x 4 features",
         ((0.2, 0.8, 1.0, 1.2), (1.0, 0.0, 0.5, 1.5)),
         ("row 1", "row 2"),
-        "The NumPy LayerNorm of seed 004, which adds eps = 1e-6 to the std, not the variance.",
+        f'The NumPy LayerNorm of "{TITLES[LECTURE_5]}", which adds eps = 1e-6 to the std, '
+        "not the variance.",
     ),
     TokenPreset(
         "preactivations-5x3",
         "Pre-activations: 5 samples x 3 nodes",
         ((7.0, 5.0, 4.0), (2.0, 3.0, 4.0), (1.0, 2.0, 3.0), (7.0, 5.0, 6.0), (3.0, 3.0, 4.0)),
         ("sample 1", "sample 2", "sample 3", "sample 4", "sample 5"),
-        'The batch-norm table of "Layer Normalization in Transformers: Why Not Batch '
-        'Normalization?": z1, z2, z3 for five samples. Batch Norm reads it down the columns, '
-        "Layer Norm across the rows.",
+        f'The batch-norm table of "{TITLES[WHY_NOT_BN]}": z1, z2, z3 for five samples. '
+        "Batch Norm reads it down the columns, Layer Norm across the rows.",
     ),
 )
 
@@ -105,8 +106,8 @@ CUSTOM_PRESET = TokenPreset(
 PREACTIVATIONS = "preactivations-5x3"  # the padding page's 5 x 3 table, read both ways
 
 _HI_NITISH_SOURCE = (
-    '"Layer Normalization in Transformers: Why Not Batch Normalization?": two sentences '
-    "padded to four tokens with zero PAD rows, embedding dimension 3."
+    f'"{TITLES[WHY_NOT_BN]}": two sentences padded to four tokens with zero PAD rows, '
+    "embedding dimension 3."
 )
 
 BATCH_PRESETS: tuple[BatchPreset, ...] = (
@@ -144,8 +145,8 @@ PADDING_COUNT = PaddingCount(
     batch=32,
     longest=100,
     average=30.0,
-    source='"Layer Normalization in Transformers: Why Not Batch Normalization?": 32 sentences '
-    "in a batch, the longest 100 words, the average 30.",
+    source=f'"{TITLES[WHY_NOT_BN]}": 32 sentences in a batch, the longest 100 words, the '
+    "average 30.",
 )
 PADDING_EDIT = "How are we today"  # the padding page's edit of another sentence of the batch
 

@@ -22,11 +22,9 @@ from lnlab.conventions import (
     compare_axes,
     compare_conventions,
     comparison_table,
-    conventions_rows,
 )
-from lnlab.conventions_export import conventions_json, conventions_script
+from lnlab.conventions_export import exports
 from lnlab.errors import InputError
-from lnlab.export import to_csv
 from lnlab.lessons import conventions as slides
 from lnlab.links import Field, Param
 from lnlab.markdown import plain
@@ -211,55 +209,9 @@ def _exports(_: slides.Lesson) -> None:
     """Every convention's numbers as a table, CSV, JSON and a PyTorch script."""
     comparison = _conventions(ss.cv_good)
     labels = slides.token_labels(comparison.x.shape[0])
-    script = conventions_script(comparison.x)
-    st.subheader("Take the numbers with you")
     with st.expander("Every convention's numbers, token by token"):
         ui.table(comparison_table(comparison, labels))
-    for col, (label, data, name, mime, key, icon) in zip(
-        st.columns(3),
-        (
-            (
-                "CSV",
-                to_csv(conventions_rows(comparison, labels)),
-                "lnlab-conventions.csv",
-                "text/csv",
-                "cv_dl_csv",
-                "table",
-            ),
-            (
-                "JSON",
-                conventions_json(comparison, labels),
-                "lnlab-conventions.json",
-                "application/json",
-                "cv_dl_json",
-                "data_object",
-            ),
-            (
-                "PyTorch script",
-                script,
-                "lnlab_conventions.py",
-                "text/x-python",
-                "cv_dl_script",
-                "code",
-            ),
-        ),
-        strict=True,
-    ):
-        col.download_button(
-            label,
-            data,
-            file_name=name,
-            mime=mime,
-            key=key,
-            icon=f":material/{icon}:",
-            on_click="ignore",
-        )
-    st.caption(
-        "The vector's numbers under every convention: settings, mean, denominator and outputs, "
-        "token by token. The script recomputes them with torch and prints them as JSON."
-    )
-    with st.expander("The PyTorch script: the six conventions in torch"):
-        st.code(script, language="python")
+    ui.exports(exports(comparison, labels))
 
 
 # ---------------------------------------------------------------- the page

@@ -259,17 +259,7 @@ def _steps_control() -> None:
 
 def _exports(_: slides.Lesson) -> None:
     """CSV, JSON and a PyTorch script of the numbers (files built only when clicked)."""
-    lab, preset = _lab(_state()[0]), ss.pad_preset
-    script = pex.pytorch_script(lab)
-    st.subheader("Take the numbers with you")
-    files = pex.downloads(lab, preset, script)
-    for col, (label, data, name, mime, key, icon) in zip(st.columns(3), files, strict=True):
-        col.download_button(
-            label, data, file_name=name, mime=mime, key=key, icon=icon, on_click="ignore"
-        )
-    st.caption(pex.CAPTION)
-    with st.expander("The PyTorch script (torch.nn.functional, float64)"):
-        st.code(script, language="python")
+    ui.exports(pex.exports(_lab(_state()[0]), ss.pad_preset))
 
 
 # ---------------------------------------------------------------- the page

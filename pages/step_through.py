@@ -15,6 +15,7 @@ import streamlit as st
 
 from lnlab import grid, ui
 from lnlab.errors import InputError
+from lnlab.export import Exports
 from lnlab.lessons import step_through as slides
 from lnlab.lessons import token as tk
 from lnlab.links import Field, Param
@@ -153,9 +154,8 @@ def _slides(inputs: tuple) -> slides.Lesson:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _exports(inputs: tuple) -> tuple[str, str, str]:
-    lesson = _lesson(inputs)
-    return tk.export_csv(lesson), tk.export_json(lesson), tk.export_script(lesson)
+def _exports(inputs: tuple) -> Exports:
+    return tk.exports(_lesson(inputs))
 
 
 # ---------------------------------------------------------------- the inputs
@@ -265,40 +265,7 @@ def _undo_button() -> None:
 
 
 def _exports_section(_: slides.Lesson) -> None:
-    """CSV, JSON and a PyTorch script of every number in the lesson."""
-    csv_text, json_text, script = _exports(ss.st_inputs)
-    st.subheader("Take the numbers with you")
-    for col, (label, data, name, mime, key, icon) in zip(
-        st.columns(3),
-        (
-            ("Trace as CSV", csv_text, "lnlab-steps.csv", "text/csv", "st_dl_csv", "table"),
-            (
-                "Trace as JSON",
-                json_text,
-                "lnlab-steps.json",
-                "application/json",
-                "st_dl_json",
-                "data_object",
-            ),
-            ("PyTorch script", script, "lnlab_steps.py", "text/x-python", "st_dl_py", "code"),
-        ),
-        strict=True,
-    ):
-        col.download_button(
-            label,
-            data,
-            file_name=name,
-            mime=mime,
-            key=key,
-            icon=f":material/{icon}:",
-            on_click="ignore",
-        )
-    st.caption(
-        "The CSV has one row per token and feature: x, the token's mean, variance and σ_ε, "
-        "then x̂ and y. The JSON holds the same arrays, each step's formula and the settings."
-    )
-    with st.expander("The PyTorch script (torch.nn.functional, float64)"):
-        st.code(script, language="python")
+    ui.exports(_exports(ss.st_inputs))
 
 
 # ---------------------------------------------------------------- shareable links

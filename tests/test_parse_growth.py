@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import pytest
 
-from lnlab import checker, links, padding, parse, quiz
+from lnlab import checker, links, padding, padding_links, parse, quiz
 from lnlab.errors import InputError
 
 GROWTH = 4
@@ -47,7 +47,7 @@ PARSERS: dict[str, tuple[Callable[[str], object], int]] = {
     "link": (lambda s: links.decode_link({"v": "1", "x": s}, LINK_SPEC), links.MAX_PARAM_CHARS),
     "sentences": (padding.parse_sentences, padding.MAX_TEXT_CHARS),
     "sentence": (padding.parse_sentence, NO_CAP),
-    "overrides": (padding.parse_overrides, padding.MAX_OVERRIDES_CHARS),
+    "overrides": (padding_links.parse_overrides, padding_links.MAX_OVERRIDES_CHARS),
     "written-numbers": (checker.written_numbers, NO_CAP),
     "claims": (lambda s: checker.parse_claims(s, "mean", (3,)), parse.MAX_CHARS),
     "claims-out": (lambda s: checker.parse_claims(s, "out", (2, 2)), parse.MAX_CHARS),

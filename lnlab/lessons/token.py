@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from lnlab.errors import InputError
-from lnlab.export import layer_norm_script, to_csv, trace_json, trace_rows
+from lnlab.export import Download, Exports, layer_norm_script, to_csv, trace_json, trace_rows
 from lnlab.grid import feature_names
 from lnlab.norms import LayerNormTrace, layer_norm_steps
 from lnlab.numbers import fmt, scale_of
@@ -304,3 +304,38 @@ def export_json(lesson: TokenLesson) -> str:
 def export_script(lesson: TokenLesson) -> str:
     """A PyTorch script (F.layer_norm, float64) that prints every token's mean, var and y."""
     return layer_norm_script(lesson.trace.x, lesson.gamma, lesson.beta, lesson.eps)
+
+
+def exports(lesson: TokenLesson) -> Exports:
+    """The step-through page's downloads: the trace as CSV and JSON, and the PyTorch script."""
+    return Exports(
+        (
+            Download(
+                "Trace as CSV",
+                export_csv(lesson),
+                "lnlab-steps.csv",
+                "text/csv",
+                "st_dl_csv",
+                "table",
+            ),
+            Download(
+                "Trace as JSON",
+                export_json(lesson),
+                "lnlab-steps.json",
+                "application/json",
+                "st_dl_json",
+                "data_object",
+            ),
+            Download(
+                "PyTorch script",
+                export_script(lesson),
+                "lnlab_steps.py",
+                "text/x-python",
+                "st_dl_py",
+                "code",
+            ),
+        ),
+        "The CSV has one row per token and feature: x, the token's mean, variance and σ_ε, "
+        "then x̂ and y. The JSON holds the same arrays, each step's formula and the settings.",
+        export_script(lesson),
+    )

@@ -15,7 +15,15 @@ import pandas as pd  # noqa: F401
 import plotly.graph_objects as go  # noqa: F401
 
 from lnlab.ui.inputs import data_editor, last_good, preset_choice, show_error, within
-from lnlab.ui.lesson import chart, formula, lesson_view, metric, show_section, table
+from lnlab.ui.lesson import (
+    chart,
+    exports,
+    formula,
+    lesson_view,
+    metric,
+    show_section,
+    table,
+)
 from lnlab.ui.links import open_link, share_link
 from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
 from lnlab.ui.quiz import QUIZ_KEY, ask
@@ -29,6 +37,7 @@ __all__ = [
     "ask",
     "chart",
     "data_editor",
+    "exports",
     "formula",
     "last_good",
     "lesson_view",

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from lnlab.export import Exports
 from lnlab.lessons.model import Lesson, Metric, Section, Table
 from lnlab.links import Field
 from lnlab.numbers import exact, fmt, scale_of
@@ -287,3 +288,22 @@ def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> No
 
 def _step(key: str, delta: int, count: int) -> None:
     st.session_state[key] = _clamped(st.session_state[key] + delta, count)
+
+
+def exports(files: Exports) -> None:
+    """ "Take the numbers with you": a download button per file, what they hold, the script."""
+    st.subheader("Take the numbers with you")
+    for col, d in zip(st.columns(len(files.downloads)), files.downloads, strict=True):
+        col.download_button(
+            d.label,
+            d.data,
+            file_name=d.file_name,
+            mime=d.mime,
+            key=d.key,
+            icon=f":material/{d.icon}:",
+            on_click="ignore",
+        )
+    st.caption(files.caption)
+    if files.script:
+        with st.expander(files.script_title):
+            st.code(files.script, language="python")
