@@ -123,8 +123,6 @@ def _send_grid(at: AppTest, key: str, edits: dict) -> AppTest:
     return at._run(states)
 
 
-
-
 class Sessions:
     """One running AppTest per page for text and grid input; fresh ones for state and links."""
 

@@ -230,12 +230,11 @@ def test_edits_do_not_keep_old_runs_of_the_page_alive():
     its callback must not be a page function, which would hold that run's whole page."""
 
     def runs_alive() -> int:
-        """Page runs still alive: each run defines its own _grid_changed (the lessons
-        themselves sit in a bounded cache shared by every visitor)."""
+        """Page runs still alive: each run defines its own _read (the lessons themselves sit
+        in a bounded cache shared by every visitor)."""
         gc.collect()
         return sum(
-            type(o) is types.FunctionType and o.__name__ == "_grid_changed"
-            for o in gc.get_objects()
+            type(o) is types.FunctionType and o.__name__ == "_read" for o in gc.get_objects()
         )
 
     at = page_test("pages/step_through.py").run()
@@ -247,3 +246,14 @@ def test_edits_do_not_keep_old_runs_of_the_page_alive():
     # one per edit (40) before the fix; a few when the whole suite runs (other tests'
     # threads and pages come and go meanwhile)
     assert runs_alive() - before <= 15
+
+
+def test_pasting_a_tensor_over_the_preset_needs_no_labels(at):
+    """The preset's one label does not fit two pasted tokens: the page names them t1, t2
+    instead of an error the student did not cause, and the preset box says they are custom."""
+    at.text_area(key="st_text").input("torch.tensor([[1., 2.], [3., 4.]])").run()
+    assert not at.error and not at.exception
+    assert at.selectbox(key="st_preset").value == "custom"
+    assert at.text_area(key="st_labels").value == ""
+    assert at.selectbox(key="st_token").options == ["1: t1", "2: t2"]
+    assert metric(at, "μ") == 1.5

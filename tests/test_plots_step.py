@@ -37,7 +37,7 @@ def test_step_one_shows_the_input_and_its_mean():
     assert list(fig.data[0].x) == ["f1", "f2", "f3", "f4"]
     assert shapes(fig, "line", "x") == [(5.0, 5.0)]
     assert shapes(fig, "rect", "x") == []
-    assert "μ = 5" in notes(fig)
+    assert "input x<br>dashed: μ = 5" in notes(fig)  # in the panel's title, above the bars
     assert "x̂ appears at step 4" in notes(fig)
 
 
@@ -46,6 +46,17 @@ def test_step_three_adds_the_std_band():
     ((y0, y1),) = shapes(fig, "rect", "x")
     assert y0 == pytest.approx(5 - STD) and y1 == pytest.approx(5 + STD)
     assert len(fig.data) == 1
+    assert "input x<br>dashed: μ = 5<br>band: μ ± σ_ε, σ_ε = 2.2361" in notes(fig)
+
+
+def test_labels_sit_above_the_panels_not_over_the_bars():
+    """Every annotation is a panel title (paper y = 1, anchored at its bottom), so no label
+    can hide a bar or a band."""
+    for step in range(5):
+        for note in bars(step).layout.annotations:
+            if note.text.startswith("x̂ appears"):
+                continue  # the empty right panel's note, in the middle of that panel
+            assert (note.yref, note.y, note.yanchor) == ("paper", 1.0, "bottom")
 
 
 def test_step_four_draws_x_hat_with_its_unit_band():
@@ -103,7 +114,8 @@ def test_every_step_is_a_valid_figure_with_both_panels(step, x_hat):
     fig = validated(bars(step, x_hat=x_hat))
 
     assert fig.layout.xaxis.domain == (0.0, 0.44) and fig.layout.xaxis2.domain == (0.56, 1.0)
-    assert notes(fig)[:2] == ["input x", "x̂, then y"]
+    left, right = notes(fig)[:2]
+    assert left.startswith("input x") and right.startswith("x̂, then y")
     assert all(t.xaxis == ("x" if t.name == "x" else "x2") for t in fig.data)
 
 
@@ -113,6 +125,8 @@ def test_prompt_heatmap_is_a_valid_figure_sized_by_its_rows():
     fig = validated(prompt_heatmap(z, ["<b>a</b>", "b", "c"], "Input x", token=2))
 
     assert fig.layout.height == 120 + 36 * 3
-    assert list(fig.data[0].text[0]) == ["1", "NaN", "3"] and fig.data[0].text[1][2] == "-inf"
+    assert (
+        list(fig.data[0].text[0]) == ["1", "NaN", "3"] and fig.data[0].text[1][2] == "−∞"
+    )  # lnlab.numbers.fmt, as everywhere
     assert fig.data[0].y[0] == "1: &lt;b&gt;a&lt;/b&gt;"
     assert [(s.y0, s.y1) for s in fig.layout.shapes] == [(1.5, 2.5)] * 3
