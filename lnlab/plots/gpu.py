@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from lnlab.plots.common import OKABE_ITO, figure, heatmap
-from lnlab.timing import Parity, ScaleUp
+from lnlab.benchmark import ScaleUp
+from lnlab.parity import Parity
+from lnlab.plots.common import OKABE_ITO, axis_name, figure, heatmap, panel_title
 
 MEASURED, BOUND, COPY, STEPS, FUSED = (OKABE_ITO[i] for i in (0, 1, 7, 5, 2))
+MIN_DECADES = 3  # a log axis spans at least this many powers of ten, so it has several ticks
 
 
 def _sci(v: float) -> str:
@@ -53,11 +56,22 @@ def parity_bars(result: Parity) -> go.Figure:
             "title": {"text": "relative error"},
             "exponentformat": "power",
             "dtick": 1,
+            "range": log_range([*errors, *bounds]),
         },
         "legend": {"orientation": "h", "y": -0.25},
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
     }
     return figure(bars, layout)
+
+
+def log_range(values: Sequence[float]) -> list[int]:
+    """A log axis range (powers of ten) around the positive finite `values`: a decade of
+    headroom above the largest, at least MIN_DECADES decades in all, whole decades so every
+    tick (dtick=1) is a labelled power of ten."""
+    logs = [math.log10(v) for v in values if v > 0 and math.isfinite(v)] or [0.0]
+    top = math.floor(max(logs)) + 1  # above the tallest bar: room to spare
+    bottom = min(math.floor(min(logs)), top - MIN_DECADES)
+    return [bottom, top]
 
 
 def error_heatmap(result: Parity, tokens: Sequence[str], features: Sequence[str]) -> go.Figure:
@@ -73,25 +87,63 @@ def error_heatmap(result: Parity, tokens: Sequence[str], features: Sequence[str]
 
 
 def throughput_bars(result: ScaleUp) -> go.Figure:
-    """GB/s moved by the copy, the step-by-step and the fused Layer Norm, with their shares."""
+    """Two panels, one bar per version: the median time of a call (shorter is better) and
+    the useful bandwidth, read x once + write y once per second (longer is better).
+
+    Both rank the faster version best; counting every byte moved would not (the slower
+    step-by-step version moves six times the bytes). Each bar's value is printed past its
+    end, and the axes leave room for it, so no label covers a bar.
+    """
     measurements = (result.copy, result.steps, result.fused)
-    bars = {
-        "type": "bar",
-        "x": [m.gbps for m in measurements],
-        "y": [m.name for m in measurements],
-        "orientation": "h",
-        "marker": {"color": [COPY, STEPS, FUSED]},
-        "text": [f"{m.gbps:.3g} GB/s, {result.share_of_copy(m):.0%} of copy" for m in measurements],
-        "textposition": "auto",
-    }
-    batch, seq, features = result.shape
-    layout = {
-        "title": {
-            "text": f"{batch} x {seq} x {features} {result.dtype} on {result.device}: GB/s moved"
-        },
-        "xaxis": {"title": {"text": "GB/s moved (bytes read + written per second)"}},
-        "yaxis": {"autorange": "reversed"},
+    names = [m.name for m in measurements]
+    colours = [COPY, STEPS, FUSED]
+    panels = (
+        (
+            "time per call (ms), shorter is better",
+            [m.median_s * 1e3 for m in measurements],
+            "{:.3g} ms",
+        ),
+        (
+            "useful GB/s, longer is better",
+            [result.useful_gbps(m) for m in measurements],
+            "{:.3g} GB/s",
+        ),
+    )
+    domains = ([0.0, 0.44], [0.56, 1.0])
+    bars, notes = [], []
+    layout: dict = {}
+    for k, ((title, values, label), domain) in enumerate(zip(panels, domains, strict=True)):
+        x, y = axis_name("x", k), axis_name("y", k)
+        bars.append(
+            {
+                "type": "bar",
+                "x": values,
+                "y": names,
+                "orientation": "h",
+                "xaxis": x,
+                "yaxis": y,
+                "marker": {"color": colours},
+                "text": [label.format(v) for v in values],
+                "textposition": "outside",
+                "cliponaxis": False,
+                "showlegend": False,
+            }
+        )
+        notes.append(panel_title(title, domain))
+        layout[f"{x.replace('x', 'xaxis')}"] = {
+            "domain": domain,
+            "range": [0, 1.6 * max(values)],  # room for the printed value past the bar
+            "anchor": y,
+            "showticklabels": False,
+        }
+        layout[f"{y.replace('y', 'yaxis')}"] = {
+            "autorange": "reversed",
+            "anchor": x,
+            "showticklabels": k == 0,
+        }
+    layout |= {
+        "annotations": notes,
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
         "height": 280,
     }
-    return figure([bars], layout)
+    return figure(bars, layout)
