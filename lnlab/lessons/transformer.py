@@ -101,21 +101,22 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
 
 
 def _depth(result: tf.DepthExperiment) -> Section:
-    none, post, pre = (result.rms[v] for v in tf.VARIANTS)
     last = result.depth
     return Section(
         key=DEPTH,
         title=tf.SECTIONS[1],
         explanation=(
-            "The same random tokens go through the same random linear layers three ways. "
-            "Without a norm the stream multiplies at every layer; post-norm resets it to 1; "
-            "pre-norm lets it grow like the square root of depth."
+            f"The same random tokens go through the same {last} random linear layers three "
+            "ways. Without a norm the stream multiplies at every layer; post-norm resets it "
+            "to 1; pre-norm lets it grow like the square root of depth. Below: its RMS after "
+            f"layer {last}."
         ),
         formulas=(r"\text{pre-norm: RMS}_\ell \approx \sqrt{\text{RMS}_0^2 + \ell\, g^2}",),
         numbers=(
-            Metric(f"no norm, layer {last}", float(none[last])),
-            Metric(f"post-norm, layer {last}", float(post[last])),
-            Metric(f"pre-norm, layer {last}", float(pre[last])),
+            *(
+                Metric(v, float(result.rms[v][last]), f"RMS of the stream after layer {last}")
+                for v in tf.VARIANTS
+            ),
             Table(
                 pd.DataFrame(tf.depth_rows(result)),
                 "The stream's RMS after each layer, and the RMS of LN(x) that pre-norm feeds "

@@ -222,7 +222,6 @@ def depth_chart(result: DepthExperiment) -> go.Figure:
         "hovertemplate": "after the final LN: RMS %{y:.4g}<extra></extra>",
     }
     layout = {
-        "title": {"text": f"Size of the activations through {result.depth} layers"},
         "xaxis": {"title": {"text": "layer (0 = the input)"}},
         # one tick per power of ten, so the log scale cannot be misread
         "yaxis": {
@@ -232,7 +231,8 @@ def depth_chart(result: DepthExperiment) -> go.Figure:
             "title": {"text": "RMS of the residual stream (log scale)"},
         },
         "height": 460,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "legend": {"orientation": "h", "y": -0.2},
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+        # above the plot, where it can cover no line and no axis title
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
     }
     return figure([*lines, final], layout)
