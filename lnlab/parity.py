@@ -22,6 +22,7 @@ from lnlab.steps import STEPS, StepInfo
 
 SIGNIFICAND_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
 FUSED_LABEL = "y by the fused F.layer_norm"
+FUSED_SYMBOL = "y fused"
 # How much each step amplifies the rounding of its input, in units of its condition number:
 # storing x moves each x_i by up to u|x_i|, so x - mu moves by up to 2u max|x|; the variance
 # (a mean of squares) moves by twice that relative to sigma, the std by half of the variance.
@@ -72,6 +73,7 @@ class ParityRow:
     max_abs: float
     max_rel: float
     bound: float
+    symbol: str  # the step's short name, for a chart's axis
 
     @property
     def within(self) -> bool:
@@ -122,6 +124,7 @@ def parity(
             step_label(s),
             *relative_error(getattr(trace, s.key), getattr(reference, s.key)),
             expected_bound(dtype, s.key, kappa, kappa_mean),
+            s.symbol,
         )
         for s in STEPS
     ]
@@ -130,6 +133,7 @@ def parity(
             FUSED_LABEL,
             *relative_error(fused_y, reference.y),
             expected_bound(dtype, "y", kappa, kappa_mean),
+            FUSED_SYMBOL,
         )
     )
     return Parity(
@@ -204,8 +208,8 @@ def parity_json(result: Parity, settings: dict[str, object]) -> str:
 
 
 def dtype_table() -> list[dict[str, object]]:
-    """Per dtype: significand bits p, u = 2^-p, p log10(2) decimal digits, and the bound for
-    well-conditioned input.
+    """Per dtype: significand bits p, the unit roundoff u = 2^-p, p log10(2) decimal digits,
+    and the bound for x̂ on well-conditioned input.
 
     With kappa = 1 (data centred and spread like N(0, 1)) the bound u (2 + 4 kappa) is 6u:
     about 4e-7 for float32, 3e-3 for float16 and 2e-2 for bfloat16.
@@ -213,10 +217,10 @@ def dtype_table() -> list[dict[str, object]]:
     return [
         {
             "dtype": name,
-            "significand bits p": bits,
-            "unit roundoff u": f"2^-{bits} = {2.0**-bits:.3g}",
-            "decimal digits": round(bits * math.log10(2), 1),
-            "bound for x̂ at κ = 1": expected_bound(name, "x_hat", 1.0, 1.0),
+            "bits p": bits,
+            "u = 2^-p": 2.0**-bits,
+            "digits": round(bits * math.log10(2), 1),
+            "x̂ bound at κ = 1": expected_bound(name, "x_hat", 1.0, 1.0),
         }
         for name, bits in SIGNIFICAND_BITS.items()
     ]

@@ -38,11 +38,9 @@ def slides(
         key="gpu",
         title=TITLE,
         intro=INTRO,
-        context=f"**{result.dtype} on {plain(device_label)}** · token {token + 1} "
-        f"({plain(tokens[token])}) · ε = {result.eps:g}, γ = 1, β = 0",
         sections=(
-            _device(result, tokens),
-            _steps(result),
+            _device(result, tokens, device_label),
+            _steps(result, f"token {token + 1} ({plain(tokens[token])})", device_label),
             _bound(result),
             _scale(result.dtype, shape, scale_up),
         ),
@@ -58,14 +56,15 @@ def stats_frame(result: Parity, tokens: Sequence[str]) -> pd.DataFrame:
     return frame
 
 
-def _device(result: Parity, tokens: Sequence[str]) -> Section:
+def _device(result: Parity, tokens: Sequence[str], device_label: str) -> Section:
     features = [f"f{j + 1}" for j in range(result.reference.x.shape[-1])]
     return Section(
         key=DEVICE,
-        title="Device and dtype: every number rounded",
+        title=f"{result.dtype} on {plain(device_label)}: every number rounded",
         explanation=(
             f"torch rounds the input to {result.dtype}, computes on {result.device}, and "
-            "rounds every result back; numpy in float64 gives the exact answer beside it."
+            "rounds every result back; numpy in float64 gives the exact answer beside it. "
+            f"ε = {result.eps:g}, γ = 1, β = 0."
         ),
         numbers=(
             Metric(f"unit roundoff u of {result.dtype}", result.unit_roundoff),
@@ -76,22 +75,24 @@ def _device(result: Parity, tokens: Sequence[str]) -> Section:
             "gpu-error",
             f"y in {result.dtype} on the device minus y in float64, every output (orange "
             "below 0, purple above).",
+            on_slide=False,
         ),
     )
 
 
-def _steps(result: Parity) -> Section:
+def _steps(result: Parity, token: str, device_label: str) -> Section:
     beyond = [r.step for r in result.rows if not r.within]
     return Section(
         key=STEPS,
-        title=f"The five steps in {result.dtype}, against float64",
-        explanation=(
-            "torch's numbers for the token, step by step; the table gives each step's "
-            "largest error against float64 over every token, relative to the step's "
-            "largest value (so a value near 0 cannot inflate it)."
-        ),
+        title=f"The five steps for {token} in {result.dtype} on {plain(device_label)}",
         formulas=tuple(s.latex for s in result.trace.steps),
-        numbers=(Table(pd.DataFrame(parity_table(result))),),
+        numbers=(
+            Table(
+                pd.DataFrame(parity_table(result)),
+                "Each step's largest error against float64 over every token, relative to the "
+                "step's largest value (so a value near 0 cannot inflate it).",
+            ),
+        ),
         callouts=(
             Callout(
                 "warning",
@@ -115,12 +116,12 @@ def _bound(result: Parity) -> Section:
             "next to their spread."
         ),
         formulas=(
-            r"\text{bound} = u\,(2 + a\,\kappa),\quad "
+            r"\text{bound} = u\,(2 + a\,\kappa)",
             r"\kappa = \max_{\text{tokens}} \tfrac{\max_i |x_i|}{\sigma_\epsilon}",
         ),
         numbers=(
-            Metric("κ: largest input / spread", result.kappa),
-            Metric("κ_μ: largest input / largest mean", result.kappa_mean),
+            Metric("κ", result.kappa, "The largest input over its token's spread σ_ε."),
+            Metric("κ_μ", result.kappa_mean, "The largest input over the largest mean."),
             Table(pd.DataFrame(dtype_table()), "Each dtype's u and its bound at κ = 1."),
         ),
         figure=Figure(

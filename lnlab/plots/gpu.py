@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from lnlab.benchmark import ScaleUp
+from lnlab.numbers import fmt
 from lnlab.parity import Parity
 from lnlab.plots.common import OKABE_ITO, axis_name, figure, heatmap, panel_title
 
@@ -16,18 +17,12 @@ MEASURED, BOUND, COPY, STEPS, FUSED = (OKABE_ITO[i] for i in (0, 1, 7, 5, 2))
 MIN_DECADES = 3  # a log axis spans at least this many powers of ten, so it has several ticks
 
 
-def _sci(v: float) -> str:
-    if not np.isfinite(v):
-        return "inf"
-    return "0" if v == 0 else f"{v:.2g}"
-
-
 def parity_bars(result: Parity) -> go.Figure:
     """Each step's max relative error on the device beside its expected bound, log scale.
 
     An exact step (error 0) has no bar on a log axis; its hover text says 0.
     """
-    steps = [r.step for r in result.rows]
+    steps = [r.symbol for r in result.rows]  # short, so the axis labels need not turn
     errors = [r.max_rel for r in result.rows]
     bounds = [r.bound for r in result.rows]
     bars = [
@@ -36,7 +31,7 @@ def parity_bars(result: Parity) -> go.Figure:
             "name": "max relative error",
             "x": steps,
             "y": [e if e > 0 and np.isfinite(e) else None for e in errors],
-            "hovertext": [_sci(e) for e in errors],
+            "hovertext": [f"{r.step}: {fmt(r.max_rel)}" for r in result.rows],
             "marker": {"color": MEASURED},
         },
         {
@@ -44,12 +39,12 @@ def parity_bars(result: Parity) -> go.Figure:
             "name": "expected bound",
             "x": steps,
             "y": [b if np.isfinite(b) else None for b in bounds],
-            "hovertext": [_sci(b) for b in bounds],
+            "hovertext": [f"{r.step}: bound {fmt(r.bound)}" for r in result.rows],
             "marker": {"color": BOUND, "pattern": {"shape": "/"}},
         },
     ]
     layout = {
-        "title": {"text": f"{result.dtype} on {result.device}: error against float64, per step"},
+        "title": {"text": f"{result.dtype} on {result.device}: error per step"},
         "barmode": "group",
         "yaxis": {
             "type": "log",
