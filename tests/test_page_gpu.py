@@ -16,7 +16,7 @@ import torch
 from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
 
-from lnlab import timing
+from lnlab import benchmark, parity, traffic
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gpu.py")
 HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
@@ -150,7 +150,7 @@ def test_a_busy_benchmark_slot_shows_a_warning():
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with timing._heavy_run:
+        with benchmark._heavy_run:
             held.set()
             release.wait(30)
 

@@ -12,6 +12,7 @@ from lnlab import traffic
 from lnlab.benchmark import ScaleUp, scale_up_table
 from lnlab.lessons.model import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.markdown import plain
+from lnlab.numbers import fmt
 from lnlab.parity import Parity, dtype_table, parity_table
 from lnlab.plots.gpu import error_heatmap, parity_bars, throughput_bars
 
@@ -106,6 +107,15 @@ def _steps(result: Parity, token: str, device_label: str) -> Section:
     )
 
 
+def _dtype_frame() -> pd.DataFrame:
+    """The dtype table with u and the bound as text: they span 14 powers of ten, which one
+    column scale would round to 0 for float64."""
+    frame = pd.DataFrame(dtype_table())
+    for column in ("u = 2^-p", "x̂ bound at κ = 1"):
+        frame[column] = frame[column].map(fmt)
+    return frame
+
+
 def _bound(result: Parity) -> Section:
     return Section(
         key=BOUND,
@@ -122,7 +132,7 @@ def _bound(result: Parity) -> Section:
         numbers=(
             Metric("κ", result.kappa, "The largest input over its token's spread σ_ε."),
             Metric("κ_μ", result.kappa_mean, "The largest input over the largest mean."),
-            Table(pd.DataFrame(dtype_table()), "Each dtype's u and its bound at κ = 1."),
+            Table(_dtype_frame(), "Each dtype's u and its bound at κ = 1."),
         ),
         figure=Figure(
             parity_bars(result),

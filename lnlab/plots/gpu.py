@@ -15,6 +15,7 @@ from lnlab.plots.common import OKABE_ITO, axis_name, figure, heatmap, panel_titl
 
 MEASURED, BOUND, COPY, STEPS, FUSED = (OKABE_ITO[i] for i in (0, 1, 7, 5, 2))
 MIN_DECADES = 3  # a log axis spans at least this many powers of ten, so it has several ticks
+HEADROOM = 0.3  # decades of room above the tallest bar: a factor of 2
 
 
 def parity_bars(result: Parity) -> go.Figure:
@@ -60,11 +61,11 @@ def parity_bars(result: Parity) -> go.Figure:
 
 
 def log_range(values: Sequence[float]) -> list[int]:
-    """A log axis range (powers of ten) around the positive finite `values`: a decade of
-    headroom above the largest, at least MIN_DECADES decades in all, whole decades so every
-    tick (dtick=1) is a labelled power of ten."""
+    """A log axis range (powers of ten) around the positive finite `values`: at least HEADROOM
+    decades above the largest, at least MIN_DECADES decades in all, whole decades so both
+    ends are labelled ticks (dtick=1)."""
     logs = [math.log10(v) for v in values if v > 0 and math.isfinite(v)] or [0.0]
-    top = math.floor(max(logs)) + 1  # above the tallest bar: room to spare
+    top = math.ceil(max(logs) + HEADROOM)
     bottom = min(math.floor(min(logs)), top - MIN_DECADES)
     return [bottom, top]
 

@@ -11,7 +11,11 @@ from dataclasses import dataclass
 
 from playwright.sync_api import Page
 
-PROJECTORS = ({"width": 1024, "height": 768}, {"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
+PROJECTORS = (
+    {"width": 1024, "height": 768},
+    {"width": 1280, "height": 720},
+    {"width": 1920, "height": 1080},
+)
 MIN_TEXT_PX = 16  # text, table cells and heatmap numbers
 MIN_CHART_TEXT_PX = 12
 
