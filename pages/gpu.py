@@ -52,7 +52,6 @@ FIELDS = (
     *(Field(Param(name, "int", lo=lo, hi=hi), key) for key, name, lo, hi in SIZES[:2]),
     Field(Param("feat", "int", lo=2, hi=benchmark.MAX_FEATURES), "gpu_features"),
     Field(Param("s", "int", lo=1, hi=4), "gpu_slide", lambda s: s - 1, lambda i: i + 1),
-    Field(Param("all", "bool"), f"{PAGE}_all"),
 )
 
 ss = st.session_state

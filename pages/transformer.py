@@ -39,7 +39,6 @@ FIELDS = (
     Field(
         Param("s", "int", lo=1, hi=len(tf.SECTIONS)), "tf_slide", lambda s: s - 1, lambda i: i + 1
     ),
-    Field(Param("all", "bool"), f"{PAGE}_all"),
 )
 
 ss = st.session_state

@@ -3,6 +3,7 @@ the files its download buttons carry."""
 
 import json
 from collections.abc import Mapping
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -75,3 +76,47 @@ def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
     """The padding page's naive and masked Batch Norm means, feature by feature."""
     naive, masked = frames(at, "feature", "mean μ")
     return list(naive["mean μ"]), list(masked["mean μ"])
+
+
+class _TableParser(HTMLParser):
+    """Rows of an lnlab HTML table (ui.table): a number cell's exact value from its tooltip."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[object]] = []
+        self._cell: list[str] | None = None
+        self._exact: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell, self._exact = [], dict(attrs).get("title")
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            text = "".join(self._cell)
+            self.rows[-1].append(float(self._exact) if self._exact is not None else text)
+            self._cell = None
+
+
+def html_tables(at: AppTest) -> list[pd.DataFrame]:
+    """Every table drawn by ui.table (st.html), in page order, numbers exact."""
+    found = []
+    for element in at.get("html"):
+        if "<table" not in element.proto.body:
+            continue
+        parser = _TableParser()
+        parser.feed(element.proto.body)
+        head, *body = parser.rows
+        found.append(pd.DataFrame(body, columns=head))
+    return found
+
+
+def html_table(at: AppTest, column: str) -> pd.DataFrame:
+    """The first ui.table with a column named `column`."""
+    return next(t for t in html_tables(at) if column in t.columns)
