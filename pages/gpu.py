@@ -31,10 +31,10 @@ PAGE = "gpu"
 KEEP = "session"  # inputs keep their value while presenter mode or another section hides them
 DEFAULT_PRESET = "hello"
 DEFAULT_SHAPE = {"gpu_batch": 4, "gpu_seq": 512, "gpu_features": 1024}
-SIZES = (  # the benchmark's inputs: key, label, smallest, largest
-    ("gpu_batch", "batch", 1, benchmark.MAX_BATCH),
-    ("gpu_seq", "sequence", 1, benchmark.MAX_SEQ),
-    ("gpu_features", "features", 2, benchmark.MAX_FEATURES),
+SIZES = (  # the benchmark's inputs: key, label, link parameter, smallest, largest
+    ("gpu_batch", "batch", "batch", 1, benchmark.MAX_BATCH),
+    ("gpu_seq", "sequence", "seq", 1, benchmark.MAX_SEQ),
+    ("gpu_features", "features", "feat", 2, benchmark.MAX_FEATURES),
 )
 FIELDS = (
     # the kind of device: "cuda" opens the first CUDA GPU
@@ -49,8 +49,7 @@ FIELDS = (
     Field(Param("x", "matrix"), "gpu_text", format_embeddings, parse_embeddings),
     Field(Param("tok", "int", lo=1, hi=MAX_TOKENS), "gpu_token", lambda n: n - 1, lambda i: i + 1),
     # the benchmark's sizes; a link never runs it (the button does)
-    *(Field(Param(name, "int", lo=lo, hi=hi), key) for key, name, lo, hi in SIZES[:2]),
-    Field(Param("feat", "int", lo=2, hi=benchmark.MAX_FEATURES), "gpu_features"),
+    *(Field(Param(param, "int", lo=lo, hi=hi), key) for key, _, param, lo, hi in SIZES),
     Field(Param("s", "int", lo=1, hi=4), "gpu_slide", lambda s: s - 1, lambda i: i + 1),
 )
 
@@ -91,7 +90,7 @@ def _init_state() -> None:
     }
     for key, value in (defaults | DEFAULT_SHAPE).items():
         ss.setdefault(key, value)
-    for key, name, lo, hi in SIZES:
+    for key, name, _, lo, hi in SIZES:
         ui.within(key, lo, hi, DEFAULT_SHAPE[key], f"The {name}")
 
 
@@ -149,7 +148,7 @@ def _run_benchmark(shape: tuple[int, int, int], device: str) -> None:
 
 def _benchmark_inputs() -> None:
     """The sizes and the Run button: one run at a time in the whole server, within caps."""
-    for col, (key, name, lo, hi) in zip(st.columns(3), SIZES, strict=True):
+    for col, (key, name, _, lo, hi) in zip(st.columns(3), SIZES, strict=True):
         col.number_input(name, min_value=lo, max_value=hi, step=1, key=key, persist_state=KEEP)
     shape = tuple(int(ss[key]) for key, *_ in SIZES)
     device = _resolved()

@@ -43,20 +43,32 @@ def _on_cpu(dtype: str = "float32") -> AppTest:
     return at
 
 
-SECTION = {"μ float64": 0, "max rel error": 1, "median time (ms)": 3}  # where each table is
+STEPS = 1  # the section with the five steps' formulas and the parity table
+SECTION = {"μ ": 0, "max rel error": STEPS, "median time (ms)": 3}  # where each table's column is
+
+
+def _section(column: str) -> int:
+    return next(k for start, k in SECTION.items() if column.startswith(start))
 
 
 def _frame(at: AppTest, column: str) -> pd.DataFrame:
     """The first table with `column`, indexed by its first column, on the section holding it."""
     presenting = "present" in at.session_state and at.session_state["present"]
     if not _has_frame(at, column) and not presenting:
-        at.selectbox(key="gpu_slide").select(SECTION[column]).run()
+        at.selectbox(key="gpu_slide").select(_section(column)).run()
     table = next(t for t in html_tables(at) if column in t.columns)
     return table.set_index(table.columns[0])
 
 
 def _has_frame(at: AppTest, column: str) -> bool:
     return any(column in t.columns for t in html_tables(at))
+
+
+def _step_formulas(at: AppTest) -> list[str]:
+    """The formulas (inline math in markdown) of the five steps' section, opened for them."""
+    if at.session_state["gpu_slide"] != STEPS:
+        at.selectbox(key="gpu_slide").select(STEPS).run()
+    return [m.value for m in at.markdown if "$" in m.value]
 
 
 def _bound(u: float, step: str) -> float:
@@ -70,6 +82,7 @@ def test_default_page_loads_with_float32_parity():
     at = _app()
     if not HAS_GPU:
         assert "No GPU on this machine" in at.info[0].value
+    assert at.get("plotly_chart")  # the first section's error heatmap
     stats = _frame(at, "μ float64")
     assert list(stats.index) == HELLO_TOKENS
     np.testing.assert_allclose(stats["μ float64"], HELLO_MEANS, rtol=1e-15)
@@ -79,11 +92,10 @@ def test_default_page_loads_with_float32_parity():
         assert row["max rel error"] < _bound(2.0**-24, step) < 1e-6, step
         assert row["within bound"] == "yes"
     assert any(
-        r"\mu = \tfrac{1}{4}\big(0.1 + 0.3 + (-0.2) + 0.8\big) = 0.25" in m.value
-        for m in at.markdown
+        r"\mu = \tfrac{1}{4}\big(0.1 + 0.3 + (-0.2) + 0.8\big) = 0.25" in f
+        for f in _step_formulas(at)
     )
     assert not at.error and not at.warning
-    assert at.get("plotly_chart")
 
 
 @pytest.mark.parametrize(
@@ -116,7 +128,7 @@ def test_presets_typed_text_and_token_choice_change_the_numbers():
     assert list(stats.index) == ["t1", "t2"]
     assert stats["μ float64"].tolist() == [3.0, 2.0]
     at.selectbox(key="gpu_token").select(1).run()
-    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in m.value for m in at.markdown)
+    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(at))
 
 
 def test_bad_embeddings_show_an_error_and_keep_the_last_result():
@@ -213,7 +225,10 @@ def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():
     assert first.selectbox(key="gpu_device").value == "cpu"
     stats = _frame(first, "μ float64")
     assert list(stats.index) == ["t1", "t2"] and stats["μ float64"].tolist() == [3.0, 2.0]
-    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in m.value for m in first.markdown)
+    assert any(
+        r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(first)
+    )
+    first.selectbox(key="gpu_slide").select(SECTION["median time (ms)"]).run()
     assert first.number_input(key="gpu_seq").value == 8
     assert not _has_frame(first, "median time (ms)")  # the button runs it, never a link
     second = _link(dict(first.query_params))
@@ -239,13 +254,18 @@ def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
 def test_presenter_mode_keeps_device_dtype_and_parity_and_hides_the_rest():
     at = _link({"present": "1", "dev": "cpu", "dtype": "bfloat16", "preset": "token-2468"})
     keys = {s.key for s in at.selectbox}
-    assert keys == {"gpu_device", "gpu_dtype"}  # no preset, no token choice
+    assert keys == {"gpu_device", "gpu_dtype"}  # no preset, no token choice, no chooser
     assert not at.text_area and not at.get("download_button")
-    assert not _has_frame(at, "μ float64") and _has_frame(at, "max rel error")
-    assert any(r"\frac{2 + 4 + 6 + 8}{4} = 5" in x.value for x in at.latex)
+    assert _has_frame(at, "μ bfloat16") and not _has_frame(at, "max rel error")  # one slide
+    at.button(key="gpu_next").click().run()
+    assert at.query_params["s"] == "2"
+    assert not at.selectbox and not _has_frame(at, "μ bfloat16")
+    assert _has_frame(at, "max rel error")
+    assert any(r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in m.value for m in at.markdown)
     at.button(key="present_exit").click().run()
     assert at.selectbox(key="gpu_preset").value == "token-2468"  # kept while hidden
     assert at.text_area(key="gpu_text").value == "2, 4, 6, 8"
+    at.button(key="gpu_prev").click().run()
     assert at.selectbox(key="gpu_dtype").value == "bfloat16"
 
 
