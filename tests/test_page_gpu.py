@@ -225,9 +225,7 @@ def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():
     assert first.selectbox(key="gpu_device").value == "cpu"
     stats = _frame(first, "μ float64")
     assert list(stats.index) == ["t1", "t2"] and stats["μ float64"].tolist() == [3.0, 2.0]
-    assert any(
-        r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(first)
-    )
+    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(first))
     first.selectbox(key="gpu_slide").select(SECTION["median time (ms)"]).run()
     assert first.number_input(key="gpu_seq").value == 8
     assert not _has_frame(first, "median time (ms)")  # the button runs it, never a link
