@@ -37,6 +37,10 @@ PRESENTER_CSS = """
 [data-testid="stMetricValue"] { font-size: 2rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem; }
 [data-testid="stWidgetLabel"] p { font-size: 1.1rem; }
+[data-testid="stRadio"] label p, [data-testid="stSliderThumbValue"],
+[data-testid="stSliderTickBar"], [data-testid="stSliderTickBar"] * {
+  font-size: 1rem !important;
+}
 button p, button div { font-size: 1.1rem !important; }
 button:focus, button:focus-visible { outline: none !important; box-shadow: none !important; }
 [data-testid="stAlertContentInfo"] p, [data-testid="stAlertContentWarning"] p,
