@@ -283,3 +283,12 @@ def test_parity_table_downloads_as_csv_and_json(monkeypatch):
     np.testing.assert_allclose(data["y_float64"], exact, rtol=1e-12, atol=1e-15)
     half = torch.nn.functional.layer_norm(torch.tensor(x).half().float(), (4,), eps=1e-5)
     np.testing.assert_allclose(data["y_device"], half.numpy(), atol=4e-3)  # float16: u = 2^-11
+
+
+def test_the_dtype_table_shows_float64s_tiny_unit_roundoff():
+    at = _app()
+    at.selectbox(key="gpu_slide").select(2).run()
+    table = _frame(at, "u = 2^-p")
+    assert table.loc["float64", "u = 2^-p"] == "1.11e-16"  # 2^-53, not rounded to 0
+    assert table.loc["float16", "u = 2^-p"] == "0.0005"  # 2^-11
+    assert table.loc["float64", "x̂ bound at κ = 1"] == "6.661e-16"  # 6 u

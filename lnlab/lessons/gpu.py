@@ -108,11 +108,11 @@ def _steps(result: Parity, token: str, device_label: str) -> Section:
 
 
 def _dtype_frame() -> pd.DataFrame:
-    """The dtype table with u and the bound as text: they span 14 powers of ten, which one
-    column scale would round to 0 for float64."""
+    """The dtype table with u and the bound as text, each number against its own size: they
+    span 14 powers of ten, and against one column scale (or 1) float64's would show as 0."""
     frame = pd.DataFrame(dtype_table())
     for column in ("u = 2^-p", "x̂ bound at κ = 1"):
-        frame[column] = frame[column].map(fmt)
+        frame[column] = frame[column].map(lambda v: fmt(v, scale=v))
     return frame
 
 
