@@ -1,7 +1,7 @@
 """Normalization throughput: `python -m bench.throughput [--rows R] [--features D]`.
 
 Layer Norm over the last axis of a rows x features float32 tensor (4096 x 8192 by default,
-128 MiB), timed by lnlab.timing.time_calls (warm-up, synchronized samples, median) on:
+128 MiB), timed by lnlab.benchmark.time_calls (warm-up, synchronized samples, median) on:
 
 * numpy: lnlab.layer_norm (the app's exact path, which computes in float64) and a plain
   float32 two-pass numpy Layer Norm for reference, beside a numpy copy (np.copyto);
@@ -11,7 +11,7 @@ Layer Norm over the last axis of a rows x features float32 tensor (4096 x 8192 b
 "useful GB/s" counts the bytes any float32 Layer Norm must move, reading x and writing y
 (2 N x 4 bytes), so all rows compare; "share of copy" divides it by the copy's GB/s measured
 with the same library on the same device. "GB/s moved" counts every operation's reads and
-writes (lnlab.timing.STEP_OPS), where that count is known.
+writes (lnlab.traffic.STEP_OPS), where that count is known.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.report import record
-from lnlab import backend, timing
+from lnlab import backend, benchmark, traffic
 from lnlab.norms import layer_norm
 
 DEFAULT_ROWS, DEFAULT_FEATURES = 4096, 8192
-ITEMSIZE = timing.ITEMSIZE["float32"]
+ITEMSIZE = traffic.ITEMSIZE["float32"]
 EPS = 1e-5
 
 
@@ -40,13 +40,13 @@ class Row:
 
     path: str
     device: str
-    timed: timing.Measurement
-    copy: timing.Measurement
+    timed: benchmark.Measurement
+    copy: benchmark.Measurement
     counted: bool  # whether timed.bytes_moved counts every operation's traffic
 
 
 def numpy_two_pass(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """Layer Norm in the input's dtype, the nine operations of lnlab.timing.STEP_OPS."""
+    """Layer Norm in the input's dtype, the nine operations of lnlab.traffic.STEP_OPS."""
     mean = x.mean(-1, keepdims=True)
     centred = x - mean
     squared = centred * centred
@@ -60,15 +60,17 @@ def numpy_rows(x: np.ndarray, budget_s: float) -> list[Row]:
     rows, features = x.shape
     gamma, beta = np.ones(features, np.float32), np.zeros(features, np.float32)
     dst = np.empty_like(x)
-    useful = timing.copy_bytes(rows, features, ITEMSIZE)
-    copy, exact, two_pass = timing.time_calls(
+    useful = traffic.copy_bytes(rows, features, ITEMSIZE)
+    copy, exact, two_pass = benchmark.time_calls(
         (
-            timing.Timed("numpy copy", functools.partial(np.copyto, dst, x), useful),
-            timing.Timed("lnlab.layer_norm (numpy, float64 inside)", lambda: layer_norm(x), useful),
-            timing.Timed(
+            benchmark.Timed("numpy copy", functools.partial(np.copyto, dst, x), useful),
+            benchmark.Timed(
+                "lnlab.layer_norm (numpy, float64 inside)", lambda: layer_norm(x), useful
+            ),
+            benchmark.Timed(
                 "numpy float32 step by step",
                 lambda: numpy_two_pass(x, gamma, beta),
-                timing.step_bytes(rows, features, ITEMSIZE),
+                traffic.step_bytes(rows, features, ITEMSIZE),
             ),
         ),
         "cpu",
@@ -84,7 +86,7 @@ def numpy_rows(x: np.ndarray, budget_s: float) -> list[Row]:
 
 def torch_rows(shape: tuple[int, int], device: str, label: str, budget_s: float) -> list[Row]:
     """Fused F.layer_norm and the step-by-step version with torch on `device`."""
-    result = timing.measure_layer_norm(shape, device, "float32", budget_s=budget_s)
+    result = benchmark.measure_layer_norm(shape, device, "float32", budget_s=budget_s)
     return [
         Row(f"torch {m.name}", label, m, result.copy, True) for m in (result.fused, result.steps)
     ]

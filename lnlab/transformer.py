@@ -20,6 +20,7 @@ import numpy as np
 
 from lnlab.errors import InputError
 from lnlab.norms import layer_norm
+from lnlab.numbers import DEFAULT_EPS
 from lnlab.presets import token_preset
 
 POST_NORM = "post-norm"
@@ -37,7 +38,7 @@ STACK_SEED = 0
 STACK_WIDTH = 64  # features per token in the depth experiment
 STACK_TOKENS = 8
 STACK_GAIN = 1.0  # each layer's map has entries N(0, gain^2 / width): it keeps |f(x)| ~ |x|
-EPS = 1e-5  # PyTorch's default
+EPS = DEFAULT_EPS  # PyTorch's default
 EXPLODED = 100.0  # the depth caption says "explodes" once the RMS has grown this many times
 
 SECTIONS = (  # the page's three sections: one slide each in presenter mode
@@ -245,13 +246,13 @@ def add_and_norm_example(norm_position: str, eps: float = EPS) -> AddNormExample
     )
 
 
-def step_latex(norm_position: str) -> str:
-    """The residual step as a formula, for st.latex."""
+def step_latex(norm_position: str) -> tuple[str, ...]:
+    """The residual step as formulas, one line each (pre-norm adds its final Layer Norm)."""
     if check_norm_position(norm_position) == POST_NORM:
-        return r"x_{\ell+1} = \mathrm{LN}\big(x_\ell + f_\ell(x_\ell)\big)"
+        return (r"x_{\ell+1} = \mathrm{LN}\big(x_\ell + f_\ell(x_\ell)\big)",)
     return (
-        r"\begin{aligned} x_{\ell+1} &= x_\ell + f_\ell\big(\mathrm{LN}(x_\ell)\big) \\"
-        r" \text{output} &= \mathrm{LN}(x_L) \end{aligned}"
+        r"x_{\ell+1} = x_\ell + f_\ell\big(\mathrm{LN}(x_\ell)\big)",
+        r"\text{output} = \mathrm{LN}(x_L)",
     )
 
 

@@ -119,9 +119,9 @@ def html_tables(at: AppTest) -> list[pd.DataFrame]:
     return found
 
 
-def html_table(at: AppTest, *columns: str) -> pd.DataFrame:
-    """The first ui.table whose first columns are `columns`."""
-    return next(t for t in html_tables(at) if tuple(t.columns[: len(columns)]) == columns)
+def html_table(at: AppTest, column: str) -> pd.DataFrame:
+    """The first ui.table with a column named `column`."""
+    return next(t for t in html_tables(at) if column in t.columns)
 
 
 def formulas(at: AppTest) -> list[str]:

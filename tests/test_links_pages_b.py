@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from helpers import html_tables, page_test
+from helpers import html_table, html_tables, page_test
 from streamlit.testing.v1 import AppTest
 
 HELLO = np.array([0.1, 0.3, -0.2, 0.8])
@@ -26,11 +26,19 @@ def open_link(page: str, query: dict[str, str | list[str]]) -> AppTest:
 # ---------------------------------------------------------------- the default examples
 
 
+def _open_section(at: AppTest, key: str, k: int) -> None:
+    """Show section `k` (0-based) of the lesson whose section chooser is `key`."""
+    at.selectbox(key=key).select(k).run()
+    assert not at.exception
+
+
 def _transformer_default(at: AppTest) -> None:
-    assert at.radio(key="tf_norm").value == "post-norm"
-    assert [m.value for m in at.metric] == ["24", "25"]  # 2 x 12 and 2 x 12 + 1
-    (depth,) = [d.value for d in at.dataframe if "no norm" in d.value.columns]
+    assert at.radio(key="tf_norm").value == "post-norm"  # section 1: Add & Norm
+    _open_section(at, "tf_slide", 1)
+    (depth,) = [t for t in html_tables(at) if "no norm" in t.columns]
     assert len(depth) == 25  # the input and 24 layers
+    _open_section(at, "tf_slide", 2)
+    assert [m.value for m in at.metric] == ["24", "25"]  # 2 x 12 and 2 x 12 + 1
 
 
 def _conventions_default(at: AppTest) -> None:
@@ -45,9 +53,10 @@ def _conventions_default(at: AppTest) -> None:
 def _gpu_default(at: AppTest) -> None:
     assert at.selectbox(key="gpu_device").value == "auto"
     assert at.selectbox(key="gpu_preset").value == "hello"
-    assert at.number_input(key="gpu_seq").value == 512
-    stats = next(d.value for d in at.dataframe if "μ float64" in d.value.columns)
+    stats = html_table(at, "μ float64")  # section 1: the device and dtype
     np.testing.assert_allclose(stats["μ float64"], HELLO_MEANS, rtol=1e-15)
+    _open_section(at, "gpu_slide", 3)  # the benchmark's sizes
+    assert at.number_input(key="gpu_seq").value == 512
 
 
 DEFAULT_CHECKS: dict[str, Callable[[AppTest], None]] = {
@@ -119,11 +128,11 @@ def test_a_bad_link_opens_the_default_example_with_a_notice(page, query):
     assert not at.exception, query
     notices = [w.value for w in at.warning if "default example" in w.value]
     assert len(notices) == 1, query
-    DEFAULT_CHECKS[page](at)
     assert at.query_params["v"] == "1"  # the URL now holds the default example's link...
     assert all(
         at.query_params.get(name) != value for name, value in query.items()
     )  # not the bad one
+    DEFAULT_CHECKS[page](at)
 
 
 def test_a_good_link_gives_no_notice():

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import downloaded, page_test, record_downloads
+from helpers import downloaded, html_tables, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
 
-from lnlab import timing
+from lnlab import benchmark
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gpu.py")
 HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
@@ -43,26 +43,46 @@ def _on_cpu(dtype: str = "float32") -> AppTest:
     return at
 
 
+STEPS = 1  # the section with the five steps' formulas and the parity table
+SECTION = {"μ ": 0, "max rel error": STEPS, "median time (ms)": 3}  # where each table's column is
+
+
+def _section(column: str) -> int:
+    return next(k for start, k in SECTION.items() if column.startswith(start))
+
+
 def _frame(at: AppTest, column: str) -> pd.DataFrame:
-    """The first table on the page with `column`."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    """The first table with `column`, indexed by its first column, on the section holding it."""
+    presenting = "present" in at.session_state and at.session_state["present"]
+    if not _has_frame(at, column) and not presenting:
+        at.selectbox(key="gpu_slide").select(_section(column)).run()
+    table = next(t for t in html_tables(at) if column in t.columns)
+    return table.set_index(table.columns[0])
 
 
 def _has_frame(at: AppTest, column: str) -> bool:
-    return any(column in d.value.columns for d in at.dataframe)
+    return any(column in t.columns for t in html_tables(at))
+
+
+def _step_formulas(at: AppTest) -> list[str]:
+    """The formulas (inline math in markdown) of the five steps' section, opened for them."""
+    if at.session_state["gpu_slide"] != STEPS:
+        at.selectbox(key="gpu_slide").select(STEPS).run()
+    return [m.value for m in at.markdown if "$" in m.value]
 
 
 def _bound(u: float, step: str) -> float:
     """u (2 + a kappa), derived for the hello preset by hand (see test_timing)."""
     if step.startswith("Mean"):
         return u * (2 + 2 * HELLO_KAPPA_MEAN)
-    return u * (2 + (2 if step.startswith("Std") else 4) * HELLO_KAPPA)
+    return u * (2 + (2 if step.startswith("Standard") else 4) * HELLO_KAPPA)
 
 
 def test_default_page_loads_with_float32_parity():
     at = _app()
     if not HAS_GPU:
         assert "No GPU on this machine" in at.info[0].value
+    assert at.get("plotly_chart")  # the first section's error heatmap
     stats = _frame(at, "μ float64")
     assert list(stats.index) == HELLO_TOKENS
     np.testing.assert_allclose(stats["μ float64"], HELLO_MEANS, rtol=1e-15)
@@ -71,9 +91,11 @@ def test_default_page_loads_with_float32_parity():
     for step, row in parity.iterrows():
         assert row["max rel error"] < _bound(2.0**-24, step) < 1e-6, step
         assert row["within bound"] == "yes"
-    assert any(r"\mu = \frac{0.1 + 0.3 + (-0.2) + 0.8}{4} = 0.25" in x.value for x in at.latex)
+    assert any(
+        r"\mu = \tfrac{1}{4}\big(0.1 + 0.3 + (-0.2) + 0.8\big) = 0.25" in f
+        for f in _step_formulas(at)
+    )
     assert not at.error and not at.warning
-    assert at.get("plotly_chart")
 
 
 @pytest.mark.parametrize(
@@ -106,7 +128,7 @@ def test_presets_typed_text_and_token_choice_change_the_numbers():
     assert list(stats.index) == ["t1", "t2"]
     assert stats["μ float64"].tolist() == [3.0, 2.0]
     at.selectbox(key="gpu_token").select(1).run()
-    assert any(r"\frac{0 + 0 + 0 + 0 + 10}{5} = 2" in x.value for x in at.latex)
+    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(at))
 
 
 def test_bad_embeddings_show_an_error_and_keep_the_last_result():
@@ -119,6 +141,7 @@ def test_bad_embeddings_show_an_error_and_keep_the_last_result():
 
 def test_scale_up_on_the_cpu_shows_a_timing_table():
     at = _on_cpu()
+    at.selectbox(key="gpu_slide").select(3).run()
     at.number_input(key="gpu_batch").set_value(2)
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()
@@ -135,6 +158,7 @@ def test_scale_up_on_the_cpu_shows_a_timing_table():
 
 def test_an_over_cap_size_shows_an_error_and_disables_the_run():
     at = _on_cpu()
+    at.selectbox(key="gpu_slide").select(3).run()
     at.number_input(key="gpu_batch").set_value(3)
     at.number_input(key="gpu_seq").set_value(1024)
     at.number_input(key="gpu_features").set_value(1024).run()
@@ -145,12 +169,13 @@ def test_an_over_cap_size_shows_an_error_and_disables_the_run():
 
 def test_a_busy_benchmark_slot_shows_a_warning():
     at = _on_cpu()
+    at.selectbox(key="gpu_slide").select(3).run()
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with timing._heavy_run:
+        with benchmark._heavy_run:
             held.set()
             release.wait(30)
 
@@ -200,7 +225,8 @@ def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():
     assert first.selectbox(key="gpu_device").value == "cpu"
     stats = _frame(first, "μ float64")
     assert list(stats.index) == ["t1", "t2"] and stats["μ float64"].tolist() == [3.0, 2.0]
-    assert any(r"\frac{0 + 0 + 0 + 0 + 10}{5} = 2" in x.value for x in first.latex)
+    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(first))
+    first.selectbox(key="gpu_slide").select(SECTION["median time (ms)"]).run()
     assert first.number_input(key="gpu_seq").value == 8
     assert not _has_frame(first, "median time (ms)")  # the button runs it, never a link
     second = _link(dict(first.query_params))
@@ -226,13 +252,18 @@ def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
 def test_presenter_mode_keeps_device_dtype_and_parity_and_hides_the_rest():
     at = _link({"present": "1", "dev": "cpu", "dtype": "bfloat16", "preset": "token-2468"})
     keys = {s.key for s in at.selectbox}
-    assert keys == {"gpu_device", "gpu_dtype"}  # no preset, no token choice
+    assert keys == {"gpu_device", "gpu_dtype"}  # no preset, no token choice, no chooser
     assert not at.text_area and not at.get("download_button")
-    assert not _has_frame(at, "μ float64") and _has_frame(at, "max rel error")
-    assert any(r"\frac{2 + 4 + 6 + 8}{4} = 5" in x.value for x in at.latex)
+    assert _has_frame(at, "μ bfloat16") and not _has_frame(at, "max rel error")  # one slide
+    at.button(key="gpu_next").click().run()
+    assert at.query_params["s"] == "2"
+    assert not at.selectbox and not _has_frame(at, "μ bfloat16")
+    assert _has_frame(at, "max rel error")
+    assert any(r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in m.value for m in at.markdown)
     at.button(key="present_exit").click().run()
     assert at.selectbox(key="gpu_preset").value == "token-2468"  # kept while hidden
     assert at.text_area(key="gpu_text").value == "2, 4, 6, 8"
+    at.button(key="gpu_prev").click().run()
     assert at.selectbox(key="gpu_dtype").value == "bfloat16"
 
 
@@ -252,3 +283,12 @@ def test_parity_table_downloads_as_csv_and_json(monkeypatch):
     np.testing.assert_allclose(data["y_float64"], exact, rtol=1e-12, atol=1e-15)
     half = torch.nn.functional.layer_norm(torch.tensor(x).half().float(), (4,), eps=1e-5)
     np.testing.assert_allclose(data["y_device"], half.numpy(), atol=4e-3)  # float16: u = 2^-11
+
+
+def test_the_dtype_table_shows_float64s_tiny_unit_roundoff():
+    at = _app()
+    at.selectbox(key="gpu_slide").select(2).run()
+    table = _frame(at, "u = 2^-p")
+    assert table.loc["float64", "u = 2^-p"] == "1.11e-16"  # 2^-53, not rounded to 0
+    assert table.loc["float16", "u = 2^-p"] == "0.0005"  # 2^-11
+    assert table.loc["float64", "x̂ bound at κ = 1"] == "6.661e-16"  # 6 u

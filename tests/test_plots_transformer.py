@@ -101,3 +101,11 @@ def test_depth_chart_is_a_valid_figure():
 
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick == 1
     assert fig.data[-1].x == (5,)
+
+
+def test_depth_chart_lines_have_distinct_okabe_ito_colours():
+    fig = depth_chart(depth_experiment(5))
+    colours = [t.line.color for t in fig.data[:3]]
+    assert len(set(colours)) == 3 and set(colours) <= set(OKABE_ITO)
+    assert OKABE_ITO[1] not in colours  # orange would sit too close to no norm's vermillion
+    assert fig.data[3].marker.color == colours[2]  # the star is pre-norm's

@@ -273,7 +273,7 @@ def test_lesson_bundles_everything_and_validates():
     assert lesson.example.norm_position == PRE_NORM
     assert lesson.depth.depth == 5
     assert (lesson.count.post_norm, lesson.count.pre_norm) == (24, 25)
-    assert "LN(x_L)" in step_latex(PRE_NORM).replace(r"\mathrm{LN}", "LN")
+    assert "LN(x_L)" in step_latex(PRE_NORM)[-1].replace(r"\mathrm{LN}", "LN")
     with pytest.raises(InputError):
         transformer_lesson("middle-norm", 5, 12)
     with pytest.raises(InputError):

@@ -27,9 +27,9 @@ KIND_COLOURS = {
 }
 RESIDUAL_COLOUR = OKABE_ITO[3]
 VARIANT_STYLES = {  # colour, dash and marker differ, so no line relies on colour alone
-    NO_NORM: (OKABE_ITO[5], "dot", "x"),
-    POST_NORM: (OKABE_ITO[0], "solid", "circle"),
-    PRE_NORM: (OKABE_ITO[1], "dash", "diamond"),
+    NO_NORM: (OKABE_ITO[5], "dot", "x"),  # vermillion
+    POST_NORM: (OKABE_ITO[0], "solid", "circle"),  # blue
+    PRE_NORM: (OKABE_ITO[2], "dash", "diamond"),  # bluish green
 }
 TITLES = {
     POST_NORM: "Post-norm block (original Transformer)",
@@ -213,11 +213,15 @@ def depth_chart(result: DepthExperiment) -> go.Figure:
         "y": [result.pre_norm_final_rms],
         "name": "pre-norm, after the final LN",
         "mode": "markers",
-        "marker": {"symbol": "star", "size": 14, "color": OKABE_ITO[1], "line": {"width": 1}},
+        "marker": {
+            "symbol": "star",
+            "size": 14,
+            "color": VARIANT_STYLES[PRE_NORM][0],
+            "line": {"width": 1},
+        },
         "hovertemplate": "after the final LN: RMS %{y:.4g}<extra></extra>",
     }
     layout = {
-        "title": {"text": f"Size of the activations through {result.depth} layers"},
         "xaxis": {"title": {"text": "layer (0 = the input)"}},
         # one tick per power of ten, so the log scale cannot be misread
         "yaxis": {
@@ -227,7 +231,8 @@ def depth_chart(result: DepthExperiment) -> go.Figure:
             "title": {"text": "RMS of the residual stream (log scale)"},
         },
         "height": 460,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "legend": {"orientation": "h", "y": -0.2},
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+        # above the plot, where it can cover no line and no axis title
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
     }
     return figure([*lines, final], layout)

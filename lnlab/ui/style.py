@@ -38,9 +38,9 @@ PRESENTER_CSS = """
 [data-testid="stMetricLabel"] p { font-size: 1.1rem; }
 [data-testid="stWidgetLabel"] p { font-size: 1.1rem; }
 [data-testid="stRadio"] label p, [data-testid="stSliderThumbValue"],
-[data-testid="stSliderTickBar"] div, [data-baseweb="select"] div,
-[data-testid="stNumberInput"] input, [data-testid="stTextInput"] input,
-[role="radiogroup"] p { font-size: 1rem !important; }
+[data-testid="stSliderTickBar"], [data-testid="stSliderTickBar"] *,
+[data-baseweb="select"] div, [data-testid="stNumberInput"] input,
+[data-testid="stTextInput"] input, [role="radiogroup"] p { font-size: 1rem !important; }
 button p, button div { font-size: 1.1rem !important; }
 button:focus, button:focus-visible { outline: none !important; box-shadow: none !important; }
 [data-testid="stAlertContentInfo"] p, [data-testid="stAlertContentWarning"] p,

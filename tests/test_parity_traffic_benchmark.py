@@ -1,4 +1,5 @@
-"""lnlab.timing: parity with float64, byte counts, size caps, the benchmark slot, timings."""
+"""lnlab.parity, lnlab.traffic and lnlab.benchmark: parity with float64, byte counts, size caps, the
+benchmark slot, timings."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnlab import timing
+from lnlab import benchmark, parity, traffic
 from lnlab.errors import InputError
 from lnlab.plots import gpu as plots
 from lnlab.presets import token_preset
@@ -26,76 +27,76 @@ HELLO_KAPPA_MEAN = 0.8 / 0.25  # max |x| = 0.8; the largest mean, 0.25 (tokens 1
 
 
 def test_unit_roundoff_is_half_the_machine_epsilon():
-    assert timing.unit_roundoff("float32") == np.finfo(np.float32).eps / 2 == 2.0**-24
-    assert timing.unit_roundoff("float16") == np.finfo(np.float16).eps / 2 == 2.0**-11
-    assert timing.unit_roundoff("bfloat16") == torch.finfo(torch.bfloat16).eps / 2 == 2.0**-8
-    assert timing.unit_roundoff("float64") == np.finfo(np.float64).eps / 2
+    assert parity.unit_roundoff("float32") == np.finfo(np.float32).eps / 2 == 2.0**-24
+    assert parity.unit_roundoff("float16") == np.finfo(np.float16).eps / 2 == 2.0**-11
+    assert parity.unit_roundoff("bfloat16") == torch.finfo(torch.bfloat16).eps / 2 == 2.0**-8
+    assert parity.unit_roundoff("float64") == np.finfo(np.float64).eps / 2
     with pytest.raises(InputError):
-        timing.unit_roundoff("int8")
+        parity.unit_roundoff("int8")
 
 
 def test_relative_error_is_normwise_and_handles_zero_and_nan():
-    assert timing.relative_error(np.array([1.0, 2.5]), np.array([1.0, 2.0])) == (0.5, 0.25)
-    assert timing.relative_error(np.zeros(3), np.zeros(3)) == (0.0, 0.0)
-    assert timing.relative_error(np.array([1e-9]), np.zeros(1)) == (1e-9, math.inf)
-    assert timing.relative_error(np.array([np.nan, 1.0]), np.ones(2)) == (math.inf, math.inf)
+    assert parity.relative_error(np.array([1.0, 2.5]), np.array([1.0, 2.0])) == (0.5, 0.25)
+    assert parity.relative_error(np.zeros(3), np.zeros(3)) == (0.0, 0.0)
+    assert parity.relative_error(np.array([1e-9]), np.zeros(1)) == (1e-9, math.inf)
+    assert parity.relative_error(np.array([np.nan, 1.0]), np.ones(2)) == (math.inf, math.inf)
 
 
 def test_condition_numbers_of_the_hello_preset():
-    result = timing.parity(HELLO, "cpu", "float32")
+    result = parity.parity(HELLO, "cpu", "float32")
     assert result.kappa == pytest.approx(HELLO_KAPPA, rel=1e-12)
     assert result.kappa_mean == pytest.approx(HELLO_KAPPA_MEAN, rel=1e-12)
-    assert timing.expected_bound("float16", "x_hat", 2.0, 9.0) == 2.0**-11 * (2 + 4 * 2.0)
-    assert timing.expected_bound("float16", "mean", 2.0, 9.0) == 2.0**-11 * (2 + 2 * 9.0)
+    assert parity.expected_bound("float16", "x_hat", 2.0, 9.0) == 2.0**-11 * (2 + 4 * 2.0)
+    assert parity.expected_bound("float16", "mean", 2.0, 9.0) == 2.0**-11 * (2 + 2 * 9.0)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_parity_on_the_cpu_stays_within_the_derived_bound(dtype):
-    result = timing.parity(HELLO, "cpu", dtype)
+    result = parity.parity(HELLO, "cpu", dtype)
     u = 2.0 ** -{"float32": 24, "float16": 11, "bfloat16": 8}[dtype]
-    assert [r.step for r in result.rows][-1] == timing.FUSED_LABEL
+    assert [r.step for r in result.rows][-1] == parity.FUSED_LABEL
     assert len(result.rows) == 6
     for r in result.rows:
         kappa = HELLO_KAPPA_MEAN if r.step.startswith("Mean") else HELLO_KAPPA
         assert r.max_rel <= u * (2 + 4 * kappa), r
         assert r.within
     # rounding the input alone moves x_hat: the errors are real, not zero
-    x_hat = next(r for r in result.rows if r.step.startswith("Normalized"))
+    x_hat = next(r for r in result.rows if r.step.startswith("Normalize"))
     assert x_hat.max_rel > u / 100
 
 
 def test_low_precision_errors_are_larger_than_the_float32_bound():
-    bound32 = max(r.bound for r in timing.parity(HELLO, "cpu", "float32").rows)
+    bound32 = max(r.bound for r in parity.parity(HELLO, "cpu", "float32").rows)
     assert bound32 < 1e-6
     for dtype in ("float16", "bfloat16"):
-        errors = [r.max_rel for r in timing.parity(HELLO, "cpu", dtype).rows]
+        errors = [r.max_rel for r in parity.parity(HELLO, "cpu", dtype).rows]
         assert max(errors) > 100 * bound32
 
 
 def test_parity_fused_output_matches_torch_layer_norm():
-    result = timing.parity(HELLO, "cpu", "float32")
+    result = parity.parity(HELLO, "cpu", "float32")
     expected = F.layer_norm(torch.tensor(HELLO, dtype=torch.float32), (4,)).double().numpy()
     np.testing.assert_array_equal(result.fused_y, expected)
     np.testing.assert_allclose(result.reference.y, expected, atol=1e-6)
 
 
 def test_parity_overflow_in_float16_is_reported_beyond_the_bound():
-    result = timing.parity(np.array([[7e4, 1.0, 2.0, 3.0]]), "cpu", "float16")  # > 65504
+    result = parity.parity(np.array([[7e4, 1.0, 2.0, 3.0]]), "cpu", "float16")  # > 65504
     assert not all(r.within for r in result.rows)
 
 
 def test_parity_rejects_an_unsupported_dtype_and_device():
     with pytest.raises(InputError):
-        timing.parity(HELLO, "cpu", "float8")
+        parity.parity(HELLO, "cpu", "float8")
     with pytest.raises(InputError):
-        timing.parity(HELLO, "tpu", "float32")
+        parity.parity(HELLO, "tpu", "float32")
 
 
 def test_dtype_table_derives_digits_from_the_significand():
-    rows = {r["dtype"]: r for r in timing.dtype_table()}
-    assert rows["float32"]["decimal digits"] == 7.2  # 24 log10(2) = 7.22
-    assert rows["float16"]["decimal digits"] == 3.3  # 11 log10(2) = 3.31
-    assert rows["bfloat16"]["bound for x̂ at κ = 1"] == 6 * 2.0**-8
+    rows = {r["dtype"]: r for r in parity.dtype_table()}
+    assert rows["float32"]["digits"] == 7.2  # 24 log10(2) = 7.22
+    assert rows["float16"]["digits"] == 3.3  # 11 log10(2) = 3.31
+    assert rows["bfloat16"]["x̂ bound at κ = 1"] == 6 * 2.0**-8
 
 
 # ---------------------------------------------------------------- bytes
@@ -115,12 +116,12 @@ def test_byte_counts_for_a_known_shape():
         + (n + d + n)  # * gamma
         + (n + d + n)  # + beta
     )
-    assert timing.step_bytes(rows, features, itemsize) == by_hand * itemsize == 1376
-    assert timing.fused_bytes(rows, features, itemsize) == (n + 2 * d + n) * itemsize == 224
-    assert timing.copy_bytes(rows, features, itemsize) == 2 * n * itemsize == 192
-    assert timing.traffic_totals(timing.STEP_OPS) == (12, 8, 2)
-    assert len(timing.STEP_OPS) == 9
-    table = timing.traffic_table(rows, features, itemsize)
+    assert traffic.step_bytes(rows, features, itemsize) == by_hand * itemsize == 1376
+    assert traffic.fused_bytes(rows, features, itemsize) == (n + 2 * d + n) * itemsize == 224
+    assert traffic.copy_bytes(rows, features, itemsize) == 2 * n * itemsize == 192
+    assert traffic.traffic_totals(traffic.STEP_OPS) == (12, 8, 2)
+    assert len(traffic.STEP_OPS) == 9
+    table = traffic.traffic_table(rows, features, itemsize)
     assert sum(t["bytes read"] + t["bytes written"] for t in table) == 1376 + 224 + 192
 
 
@@ -128,7 +129,7 @@ def test_step_by_step_equals_fused_layer_norm_in_float32():
     g = torch.Generator().manual_seed(1)
     x = torch.randn(3, 5, 64, generator=g) * 3 + 1
     gamma, beta = torch.randn(64, generator=g), torch.randn(64, generator=g)
-    steps = timing.layer_norm_step_by_step(x, gamma, beta, 1e-5)
+    steps = benchmark.layer_norm_step_by_step(x, gamma, beta, 1e-5)
     fused = F.layer_norm(x, (64,), gamma, beta, 1e-5)
     torch.testing.assert_close(steps, fused, rtol=1e-5, atol=1e-5)
     assert not torch.equal(steps, x)
@@ -138,24 +139,24 @@ def test_step_by_step_equals_fused_layer_norm_in_float32():
 
 
 def test_size_caps():
-    assert timing.check_size(2, 64, 16384, "cpu") == 2**21
-    assert timing.check_size(8, 64, 16384, "cuda:0") == 2**23
+    assert benchmark.check_size(2, 64, 16384, "cpu") == 2**21
+    assert benchmark.check_size(8, 64, 16384, "cuda:0") == 2**23
     with pytest.raises(InputError, match="over the CPU cap of 2,097,152"):
-        timing.check_size(2, 65, 16384, "cpu")
+        benchmark.check_size(2, 65, 16384, "cpu")
     with pytest.raises(InputError, match="GPU cap"):
-        timing.check_size(9, 64, 16384, "cuda:0")
+        benchmark.check_size(9, 64, 16384, "cuda:0")
     for bad in ((0, 8, 8), (1, 8, 1), (1, 8, 16385), (1025, 1, 8), (1, 8193, 8)):
         with pytest.raises(InputError):
-            timing.check_size(*bad, "cpu")
+            benchmark.check_size(*bad, "cpu")
     with pytest.raises(InputError, match="cap"):
-        timing.run_scale_up(3, 1024, 1024, "cpu")
+        benchmark.run_scale_up(3, 1024, 1024, "cpu")
 
 
 def test_a_second_concurrent_run_is_refused_and_the_slot_comes_back():
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with timing._heavy_run:
+        with benchmark._heavy_run:
             held.set()
             release.wait(10)
 
@@ -163,19 +164,21 @@ def test_a_second_concurrent_run_is_refused_and_the_slot_comes_back():
     holder.start()
     try:
         assert held.wait(10)
-        with pytest.raises(timing.BusyError, match=r"(?i)another visitor.s benchmark is running"):
-            timing.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
+        with pytest.raises(
+            benchmark.BusyError, match=r"(?i)another visitor.s benchmark is running"
+        ):
+            benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
     finally:
         release.set()
         holder.join(10)
-    assert timing.run_scale_up(1, 4, 8, "cpu", budget_s=0.01).numel == 32
+    assert benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01).numel == 32
 
 
 def test_scale_up_on_tiny_sizes_times_everything_on_one_thread():
     threads = torch.get_num_threads()
-    result = timing.run_scale_up(2, 8, 16, "cpu", budget_s=0.05)
+    result = benchmark.run_scale_up(2, 8, 16, "cpu", budget_s=0.05)
     assert torch.get_num_threads() == threads  # restored
-    assert result.threads == timing.CPU_THREADS == 1
+    assert result.threads == benchmark.CPU_THREADS == 1
     assert result.shape == (2, 8, 16) and result.numel == 256
     for m in (result.copy, result.steps, result.fused):
         assert m.median_s > 0 and m.samples >= 1 and m.calls_per_sample >= 1
@@ -184,7 +187,7 @@ def test_scale_up_on_tiny_sizes_times_everything_on_one_thread():
     assert result.fused.bytes_moved == (2 * 256 + 2 * 16) * 4
     assert result.share_of_copy(result.copy) == 1.0
     assert result.max_diff < 1e-5
-    rows = timing.scale_up_table(result)
+    rows = benchmark.scale_up_table(result)
     assert [r["version"] for r in rows] == ["copy", "step by step", "fused F.layer_norm"]
     assert all(r["median time (ms)"] > 0 for r in rows)
 
@@ -193,30 +196,32 @@ def test_the_slot_is_released_after_a_failed_run(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("kernel failed")
 
-    monkeypatch.setattr(timing, "measure_layer_norm", boom)
+    monkeypatch.setattr(benchmark, "measure_layer_norm", boom)
     with pytest.raises(RuntimeError):
-        timing.run_scale_up(1, 4, 8, "cpu")
-    assert timing._heavy_run.acquire(blocking=False)
-    timing._heavy_run.release()
+        benchmark.run_scale_up(1, 4, 8, "cpu")
+    assert benchmark._heavy_run.acquire(blocking=False)
+    benchmark._heavy_run.release()
 
 
 # ---------------------------------------------------------------- figures and the bench
 
 
 def test_figures():
-    parity = timing.parity(HELLO, "cpu", "float16")
-    bars = plots.parity_bars(parity)
+    result = parity.parity(HELLO, "cpu", "float16")
+    bars = plots.parity_bars(result)
     assert [t.name for t in bars.data] == ["max relative error", "expected bound"]
-    assert list(bars.data[1].y) == [r.bound for r in parity.rows]
+    assert list(bars.data[1].y) == [r.bound for r in result.rows]
     assert bars.layout.yaxis.type == "log"
-    heat = plots.error_heatmap(parity, list(token_preset("hello").labels), list("abcd"))
+    heat = plots.error_heatmap(result, list(token_preset("hello").labels), list("abcd"))
     np.testing.assert_allclose(
-        np.array(heat.data[0].z, dtype=float), parity.trace.y - parity.reference.y
+        np.array(heat.data[0].z, dtype=float), result.trace.y - result.reference.y
     )
-    scale = timing.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
+    scale = benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
     fig = plots.throughput_bars(scale)
     assert list(fig.data[0].y) == ["copy", "step by step", "fused F.layer_norm"]
-    assert fig.data[0].text[0].endswith("100% of copy")
+    # each panel's title holds its unit; each bar's value is printed past it
+    assert [a.text for a in fig.layout.annotations] == ["time per call (ms)", "useful GB/s"]
+    assert fig.data[0].text[0] == f"{scale.copy.median_s * 1e3:.3g}"
 
 
 def test_throughput_bench_runs_small(monkeypatch, tmp_path):
