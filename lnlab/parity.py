@@ -16,6 +16,7 @@ import numpy as np
 
 from lnlab import backend as bk
 from lnlab.errors import InputError
+from lnlab.export import Download, Exports, to_csv
 from lnlab.norms import LayerNormTrace, layer_norm_steps
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.steps import STEPS, StepInfo
@@ -224,3 +225,29 @@ def dtype_table() -> list[dict[str, object]]:
         }
         for name, bits in SIGNIFICAND_BITS.items()
     ]
+
+
+def exports(result: Parity, token: int) -> Exports:
+    """The parity table as CSV, and as JSON with the input and both outputs (token 0-based)."""
+    name = f"lnlab-parity-{result.device.replace(':', '')}-{result.dtype}"
+    return Exports(
+        (
+            Download(
+                "Parity table as CSV",
+                to_csv(parity_table(result)),
+                f"{name}.csv",
+                "text/csv",
+                "gpu_dl_csv",
+                "download",
+            ),
+            Download(
+                "JSON",
+                parity_json(result, {"token": token + 1}),
+                f"{name}.json",
+                "application/json",
+                "gpu_dl_json",
+                "download",
+            ),
+        ),
+        "The parity table, the input, and the outputs on the device and in float64.",
+    )

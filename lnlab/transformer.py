@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lnlab.errors import InputError
+from lnlab.export import Download, Exports, to_csv
 from lnlab.norms import layer_norm
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.presets import token_preset
@@ -447,3 +448,29 @@ def _check_int(value: int, name: str, low: int, high: int) -> int:
     if not low <= int(value) <= high:
         raise InputError(f"{name} must be between {low} and {high}, not {int(value)}")
     return int(value)
+
+
+def depth_exports(result: DepthExperiment) -> Exports:
+    """The depth experiment's table as CSV, and as JSON with its settings."""
+    name = f"lnlab-depth-{result.depth}"
+    return Exports(
+        (
+            Download(
+                "Depth table as CSV",
+                to_csv(depth_rows(result)),
+                f"{name}.csv",
+                "text/csv",
+                "tf_dl_csv",
+                "download",
+            ),
+            Download(
+                "JSON",
+                depth_json(result),
+                f"{name}.json",
+                "application/json",
+                "tf_dl_json",
+                "download",
+            ),
+        ),
+        "The stream's RMS after each layer, three ways; the JSON adds the experiment's settings.",
+    )

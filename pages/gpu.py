@@ -14,7 +14,6 @@ import streamlit as st
 from lnlab import backend, benchmark, parity, ui
 from lnlab.backend import DeviceInfo
 from lnlab.errors import InputError
-from lnlab.export import to_csv
 from lnlab.lessons import gpu as slides
 from lnlab.links import Field, Param
 from lnlab.markdown import plain
@@ -178,33 +177,10 @@ def _benchmark_inputs() -> None:
         st.caption("Press the button to time the sizes above.")
 
 
-def _exports(lesson: slides.Lesson) -> None:
+def _exports(_: slides.Lesson) -> None:
     """The parity table as CSV, and as JSON with the input and both outputs."""
     rows, device, dtype, token, *_ = ss.gpu_inputs
-    result = _parity(rows, device, dtype, token)
-    table = parity.parity_table(result)
-    name = f"lnlab-parity-{result.device.replace(':', '')}-{result.dtype}"
-    st.subheader("Take the numbers with you")
-    csv_col, json_col, _ = st.columns([1, 1, 3])
-    csv_col.download_button(
-        "Parity table as CSV",
-        to_csv(table),
-        f"{name}.csv",
-        "text/csv",
-        key="gpu_dl_csv",
-        icon=":material/download:",
-        on_click="ignore",
-    )
-    json_col.download_button(
-        "JSON",
-        parity.parity_json(result, {"token": token + 1}),
-        f"{name}.json",
-        "application/json",
-        key="gpu_dl_json",
-        icon=":material/download:",
-        help="The parity table, the input, and the outputs on the device and in float64",
-        on_click="ignore",
-    )
+    ui.exports(parity.exports(_parity(rows, device, dtype, token), token))
 
 
 # ---------------------------------------------------------------- the page

@@ -11,7 +11,6 @@ import streamlit as st
 
 from lnlab import transformer as tf
 from lnlab import ui
-from lnlab.export import to_csv
 from lnlab.lessons import transformer as slides
 from lnlab.links import Field, Param
 
@@ -99,30 +98,7 @@ def _layers_input() -> None:
 
 def _exports(_: slides.Lesson) -> None:
     """The depth experiment's table as CSV and JSON."""
-    result = _lesson(*ss.tf_inputs).depth
-    st.subheader("Take the numbers with you")
-    name = f"lnlab-depth-{result.depth}"
-    csv_col, json_col, _ = st.columns([1, 1, 4])
-    csv_col.download_button(
-        "Depth table as CSV",
-        to_csv(tf.depth_rows(result)),
-        f"{name}.csv",
-        "text/csv",
-        key="tf_dl_csv",
-        icon=":material/download:",
-        help="The stream's RMS after each layer, three ways",
-        on_click="ignore",
-    )
-    json_col.download_button(
-        "JSON",
-        tf.depth_json(result),
-        f"{name}.json",
-        "application/json",
-        key="tf_dl_json",
-        icon=":material/download:",
-        help="The depth table and the experiment's settings",
-        on_click="ignore",
-    )
+    ui.exports(tf.depth_exports(_lesson(*ss.tf_inputs).depth))
 
 
 # ---------------------------------------------------------------- the page

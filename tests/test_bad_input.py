@@ -36,7 +36,11 @@ DEFAULT_NUMBER = {
 # The link each page's shared session opens: the padding page shows every section, so its
 # sections' widgets (who else's sentence box) are on screen.
 # every section, so every box is on the page
-OPENED_AT: dict[str, dict[str, str]] = {"padding": {"all": "1"}, "conventions": {"all": "1"}}
+OPENED_AT: dict[str, dict[str, str]] = {
+    "step_through": {"all": "1"},
+    "padding": {"all": "1"},
+    "conventions": {"all": "1"},
+}
 NO_EDITS = {"edited_rows": {}, "added_rows": [], "deleted_rows": []}
 _ESCAPE = re.compile(r"\\(.)")
 
@@ -104,6 +108,7 @@ def _assert_shown_as_text(at: AppTest, text: str, accepted: bool) -> None:
             assert text not in spec, f"a chart renders {text!r} unescaped"
     if accepted:
         tables = [d.value.astype(str) for d in at.dataframe]  # st.data_editor's grids too
+        tables += [t.astype(str) for t in html_tables(at)]  # ui.table, labels unescaped
         assert any(
             table.apply(lambda column: column.str.contains(text, regex=False)).any().any()
             for table in tables
@@ -152,7 +157,8 @@ class Sessions:
             at.session_state[case.key] = case.value
             return at.run()
         if case.path == "url":
-            return page_test(f"pages/{case.page}.py", case.value).run()
+            query = OPENED_AT.get(case.page, {}) | case.value  # every section, as typed input
+            return page_test(f"pages/{case.page}.py", query).run()
         at = self.shared(case.page)
         if case.path == "grid":
             return _send_grid(at, case.key, case.value)

@@ -31,6 +31,9 @@ MEASURE_JS = """() => {
   const wide = [];
   for (const e of main.querySelectorAll('*')) {
     if (!visible(e)) continue;
+    // inside a chart's SVG, shapes are clipped to the chart (bars from 0 on a log axis reach
+    // far below it): the chart's own box counts, its clipped parts do not
+    if (e.closest('svg') && !e.matches('svg.main-svg')) continue;
     const r = e.getBoundingClientRect();
     bottom = Math.max(bottom, r.bottom);
     // KaTeX's MathML copy is clipped out of sight, and its root signs are wide SVG paths
