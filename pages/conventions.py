@@ -205,7 +205,7 @@ def _claim_boxes() -> None:
 # ---------------------------------------------------------------- exports
 
 
-def _exports(_: slides.Lesson) -> None:
+def _exports() -> None:
     """Every convention's numbers as a table, CSV, JSON and a PyTorch script."""
     comparison = _conventions(ss.cv_good)
     labels = slides.token_labels(comparison.x.shape[0])

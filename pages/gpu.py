@@ -177,7 +177,7 @@ def _benchmark_inputs() -> None:
         st.caption("Press the button to time the sizes above.")
 
 
-def _exports(_: slides.Lesson) -> None:
+def _exports() -> None:
     """The parity table as CSV, and as JSON with the input and both outputs."""
     rows, device, dtype, token, *_ = ss.gpu_inputs
     ui.exports(parity.exports(_parity(rows, device, dtype, token), token))

@@ -257,7 +257,7 @@ def _steps_control() -> None:
     st.number_input("Training steps", 1, pad.MAX_STEPS, step=1, key="pad_steps", persist_state=KEEP)
 
 
-def _exports(_: slides.Lesson) -> None:
+def _exports() -> None:
     """CSV, JSON and a PyTorch script of the numbers (files built only when clicked)."""
     ui.exports(pex.exports(_lab(_state()[0]), ss.pad_preset))
 

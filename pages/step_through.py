@@ -202,7 +202,7 @@ def _undo_button() -> None:
     )
 
 
-def _exports_section(_: slides.Lesson) -> None:
+def _exports_section() -> None:
     ui.exports(_exports(ss.st_inputs))
 
 
@@ -223,8 +223,9 @@ if not ui.presenting():
     ss.st_inputs = _inputs()
 else:
     ss.st_inputs = _read()
+ss.st_slides = _slides(ss.st_inputs)  # a click reruns the lesson alone: nothing to rehash
 ui.lesson_view(
-    lambda: _slides(ss.st_inputs),
+    lambda: ss.st_slides,
     page=state.PAGE,
     slide_key="st_step",
     fields=FIELDS,

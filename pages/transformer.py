@@ -96,7 +96,7 @@ def _layers_input() -> None:
     )
 
 
-def _exports(_: slides.Lesson) -> None:
+def _exports() -> None:
     """The depth experiment's table as CSV and JSON."""
     ui.exports(tf.depth_exports(_lesson(*ss.tf_inputs).depth))
 

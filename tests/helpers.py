@@ -80,7 +80,7 @@ def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
 
 
 class _TableParser(HTMLParser):
-    """The rows of an lnlab table (lnlab.ui.table_html): a number cell's exact value is its
+    """The rows of an lnlab table (lnlab.tables.table_html): a number cell's exact value is its
     title (the tooltip), a text cell's value its text."""
 
     def __init__(self) -> None:

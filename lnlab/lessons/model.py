@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from lnlab.quiz import Question
+from lnlab.tables import table_html
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,18 @@ class Table:
     frame: pd.DataFrame
     caption: str = ""
     on_slide: bool = True
+    _html: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def html(self, max_numbers: int | None = None) -> tuple[str, int]:
+        """The table as HTML (lnlab.tables.table_html) with at most `max_numbers` number
+        columns, and how many were left out. Kept once made: a lesson is built once and
+        drawn on every click."""
+        if max_numbers not in self._html:
+            frame = self.frame
+            numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+            hidden = numeric[max_numbers:] if max_numbers is not None else []
+            self._html[max_numbers] = (table_html(frame.drop(columns=hidden)), len(hidden))
+        return self._html[max_numbers]
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,8 @@ changes the lesson is seen at once.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Mapping
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -19,7 +17,7 @@ import streamlit as st
 from lnlab.export import Exports
 from lnlab.lessons.model import Lesson, Metric, Section, Table
 from lnlab.links import Field
-from lnlab.numbers import exact, fmt, scale_of
+from lnlab.numbers import exact, fmt
 from lnlab.plots.common import figure as plain_figure
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
@@ -50,47 +48,17 @@ def metric(m: Metric) -> None:
 
 
 def table(data: Table | pd.DataFrame) -> None:
-    """A table as HTML: every number rounded by lnlab.numbers.fmt against its column's
-    scale, its exact value in the cell's tooltip; text columns as typed (escaped).
-
-    On a slide at most SLIDE_COLUMNS number columns show, with a note of how many more.
-    """
+    """A table as HTML (lnlab.tables): every number rounded by lnlab.numbers.fmt against its
+    column's scale, its exact value in the cell's tooltip; text as typed (escaped). On a slide
+    at most SLIDE_COLUMNS number columns show, with a note of how many more."""
     t = data if isinstance(data, Table) else Table(data)
-    frame = t.frame
-    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
-    hidden = 0
-    if presenting() and len(numeric) > SLIDE_COLUMNS:
-        hidden = len(numeric) - SLIDE_COLUMNS
-        frame = frame.drop(columns=numeric[SLIDE_COLUMNS:])
-    st.html(table_html(frame))
+    body, hidden = t.html(SLIDE_COLUMNS if presenting() else None)
+    st.html(body)
     notes = [t.caption] if t.caption else []
     if hidden:
         notes.append(f"{hidden} more columns off this slide.")
     if notes:
         st.caption(" ".join(notes))
-
-
-def table_html(frame: pd.DataFrame) -> str:
-    """The HTML of `table`: escaped labels, rounded numbers with their exact tooltips."""
-    scales = {
-        c: scale_of(frame[c].to_numpy(dtype=np.float64))
-        for c in frame.columns
-        if pd.api.types.is_numeric_dtype(frame[c])
-    }
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    rows = []
-    for values in frame.itertuples(index=False):
-        cells = []
-        for c, v in zip(frame.columns, values, strict=True):
-            if c in scales:
-                cells.append(f'<td title="{exact(v)}">{fmt(v, scales[c])}</td>')
-            else:
-                cells.append(f'<td class="label">{html.escape(str(v))}</td>')
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (
-        '<div class="lnlab-table-wrap"><table class="lnlab-table"><thead><tr>'
-        f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
 
 
 def chart(fig: go.Figure, name: str, caption: str, key: str | None = None) -> None:
@@ -200,15 +168,19 @@ def lesson_view(
     fields: tuple[Field, ...],
     controls: Mapping[str, Control] | None = None,
     quiz_key: str | None = None,
-    after: Callable[[Lesson], None] | None = None,
+    after: Callable[[], None] | None = None,
 ) -> None:
     """The lesson `build()` returns, one section at a time, as a fragment.
 
     `slide_key` holds the section shown (0-based); `controls` maps a section's key to the
-    page's widgets for it; `after` draws what follows the lesson off-slide (exports). The
-    page's link is kept current from here, so it names the section on screen.
+    page's widgets for it; `after` draws what follows the lesson off-slide (exports), outside
+    the fragment: it depends on the inputs, not on the section shown, so a click does not
+    redraw it. The page's link is kept current from the fragment, so it names the section on
+    screen.
     """
-    _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key, after)
+    _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key)
+    if after is not None and not presenting():
+        after()
 
 
 @st.fragment
@@ -219,7 +191,6 @@ def _lesson_fragment(
     fields: tuple[Field, ...],
     controls: dict[str, Control],
     quiz_key: str | None,
-    after: Callable[[Lesson], None] | None,
 ) -> None:
     rerun_if_asked()
     lesson = build()
@@ -236,8 +207,6 @@ def _lesson_fragment(
     for k in shown:
         section = lesson.sections[k]
         show_section(section, number=k + 1, control=controls.get(section.key), quiz=quiz)
-    if after is not None and not slide:
-        after(lesson)
     share_link(page, fields)
 
 
