@@ -112,6 +112,7 @@ def show_section(
     number: int,
     control: Control | None = None,
     quiz: bool = False,
+    place: str = "",
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
     once its question (if any, and if predictions are on) is answered, the worked formulas,
@@ -141,7 +142,7 @@ def show_section(
         _numbers(section, slide)
     if fig_col is not None:
         with fig_col:
-            chart(fig.figure, fig.name, fig.caption, key=f"{section.key}_{fig.name}")
+            chart(fig.figure, fig.name, fig.caption, key=f"{place or section.key}_{fig.name}")
     if section.detail and not slide:
         st.markdown(section.detail)
 
@@ -206,7 +207,11 @@ def _lesson_fragment(
     shown = range(count) if show_all else [ss[slide_key]]
     for k in shown:
         section = lesson.sections[k]
-        show_section(section, number=k + 1, control=controls.get(section.key), quiz=quiz)
+        # one section at a time: its chart keeps one key, so the browser updates the chart on
+        # screen (Plotly.react) instead of drawing a new one
+        place = "" if show_all else "shown"
+        control = controls.get(section.key)
+        show_section(section, number=k + 1, control=control, quiz=quiz, place=place)
     share_link(page, fields)
 
 
