@@ -51,6 +51,7 @@ from lnlab.norms import (
     _to_backend,
     _to_numpy,
 )
+from lnlab.numbers import DEFAULT_EPS
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def layer_norm_backward(
     x: Any,
     dy: Any,
     gamma: Any = None,
-    eps: float = 1e-5,
+    eps: float = DEFAULT_EPS,
     *,
     backend: str = "numpy",
     device: str = "auto",

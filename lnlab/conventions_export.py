@@ -8,12 +8,12 @@ import json
 import numpy as np
 
 from lnlab.conventions import CONVENTIONS, Convention, ConventionComparison, conventions_rows
-from lnlab.export import Download, Exports, to_csv
+from lnlab.export import Download, Exports, json_ready, to_csv
 
 
 def _finite_or_none(values: np.ndarray) -> list | None:
     """Nested lists for JSON, or None where the values are all NaN (RMSNorm has no mean)."""
-    return None if np.all(np.isnan(values)) else values.tolist()
+    return None if np.all(np.isnan(values)) else json_ready(values)
 
 
 def conventions_json(comparison: ConventionComparison, labels: list[str]) -> str:

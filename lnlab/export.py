@@ -43,13 +43,16 @@ class Exports:
     script_title: str = "The PyTorch script (torch.nn.functional, float64)"
 
 
-def _clean(a: np.ndarray) -> Any:
-    """Nested lists with NaN and inf as strings (JSON has no NaN)."""
+def json_ready(a: Any) -> Any:
+    """Numbers, arrays and nested lists for JSON: floats and lists, with NaN and inf as the
+    strings "nan", "inf" and "-inf" (JSON has no NaN)."""
+    if isinstance(a, list | tuple):
+        return [json_ready(v) for v in a]
     arr = np.asarray(a, dtype=np.float64)
     if arr.ndim == 0:
         v = float(arr)
         return v if np.isfinite(v) else str(v)
-    return [_clean(v) for v in arr]
+    return [json_ready(v) for v in arr]
 
 
 def trace_rows(trace: LayerNormTrace, labels: Sequence[str]) -> list[dict[str, Any]]:
@@ -83,9 +86,9 @@ def trace_json(trace: LayerNormTrace, labels: Sequence[str], settings: dict[str,
         {
             "settings": settings,
             "labels": list(labels),
-            **{name: _clean(getattr(trace, name)) for name in ("x", "mean", "var", "std")},
-            "x_hat": _clean(trace.x_hat),
-            "y": _clean(trace.y),
+            **{name: json_ready(getattr(trace, name)) for name in ("x", "mean", "var", "std")},
+            "x_hat": json_ready(trace.x_hat),
+            "y": json_ready(trace.y),
             "steps": [
                 {"title": s.title, "formula": s.formula, "latex": s.latex} for s in trace.steps
             ],
@@ -99,12 +102,12 @@ def batch_json(traces: dict[str, BatchNormTrace], settings: dict[str, Any]) -> s
     body = {
         name: {
             "count": t.count,
-            "mean": _clean(t.mean),
-            "var": _clean(t.var),
-            "std": _clean(t.std),
-            "y": _clean(t.y),
-            "running_mean": _clean(t.running_mean),
-            "running_var": _clean(t.running_var),
+            "mean": json_ready(t.mean),
+            "var": json_ready(t.var),
+            "std": json_ready(t.std),
+            "y": json_ready(t.y),
+            "running_mean": json_ready(t.running_mean),
+            "running_var": json_ready(t.running_var),
         }
         for name, t in traces.items()
     }

@@ -28,6 +28,7 @@ import numpy as np
 from lnlab import backend as bk
 from lnlab.errors import InputError
 from lnlab.latex import bracketed, joined, num, term, vector
+from lnlab.numbers import DEFAULT_EPS
 from lnlab.steps import STEPS
 
 Array = Any  # a numpy array or a torch tensor
@@ -330,7 +331,7 @@ def layer_norm(
     x: Any,
     gamma: Any = None,
     beta: Any = None,
-    eps: float = 1e-5,
+    eps: float = DEFAULT_EPS,
     *,
     dims: int = 1,
     unbiased: bool = False,
@@ -355,7 +356,7 @@ def layer_norm_steps(
     x: Any,
     gamma: Any = None,
     beta: Any = None,
-    eps: float = 1e-5,
+    eps: float = DEFAULT_EPS,
     *,
     dims: int = 1,
     unbiased: bool = False,
@@ -483,7 +484,7 @@ def batch_norm_steps(
     x: Any,
     gamma: Any = None,
     beta: Any = None,
-    eps: float = 1e-5,
+    eps: float = DEFAULT_EPS,
     *,
     mask: Any = None,
     momentum: float = 0.1,
@@ -535,7 +536,7 @@ def batch_norm(
     x: Any,
     gamma: Any = None,
     beta: Any = None,
-    eps: float = 1e-5,
+    eps: float = DEFAULT_EPS,
     *,
     mask: Any = None,
     backend: str = "numpy",

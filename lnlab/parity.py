@@ -16,7 +16,7 @@ import numpy as np
 
 from lnlab import backend as bk
 from lnlab.errors import InputError
-from lnlab.export import Download, Exports, to_csv
+from lnlab.export import Download, Exports, json_ready, to_csv
 from lnlab.norms import LayerNormTrace, layer_norm_steps
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.steps import STEPS, StepInfo
@@ -172,15 +172,6 @@ def parity_table(result: Parity) -> list[dict[str, object]]:
     ]
 
 
-def _json_ready(value: Any) -> Any:
-    """Floats and nested lists for JSON, with inf and NaN as the strings "inf" and "nan"."""
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
 def parity_json(result: Parity, settings: dict[str, object]) -> str:
     """The parity table as JSON, with the input, both outputs and what the bounds rest on."""
     return json.dumps(
@@ -188,21 +179,21 @@ def parity_json(result: Parity, settings: dict[str, object]) -> str:
             "settings": settings
             | {"device": result.device, "dtype": result.dtype, "eps": result.eps},
             "unit_roundoff": result.unit_roundoff,
-            "kappa": _json_ready(result.kappa),
-            "kappa_mean": _json_ready(result.kappa_mean),
+            "kappa": json_ready(result.kappa),
+            "kappa_mean": json_ready(result.kappa_mean),
             "steps": [
                 {
                     "step": r.step,
-                    "max_abs_error": _json_ready(r.max_abs),
-                    "max_rel_error": _json_ready(r.max_rel),
-                    "expected_bound": _json_ready(r.bound),
+                    "max_abs_error": json_ready(r.max_abs),
+                    "max_rel_error": json_ready(r.max_rel),
+                    "expected_bound": json_ready(r.bound),
                     "within_bound": r.within,
                 }
                 for r in result.rows
             ],
             "x": result.reference.x.tolist(),
-            "y_device": _json_ready(result.trace.y.tolist()),
-            "y_float64": _json_ready(result.reference.y.tolist()),
+            "y_device": json_ready(result.trace.y.tolist()),
+            "y_float64": json_ready(result.reference.y.tolist()),
         },
         indent=2,
     )

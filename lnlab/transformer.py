@@ -20,7 +20,7 @@ import numpy as np
 
 from lnlab.errors import InputError
 from lnlab.export import Download, Exports, to_csv
-from lnlab.norms import layer_norm
+from lnlab.norms import layer_norm, root_mean_square
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.presets import token_preset
 
@@ -163,7 +163,7 @@ def pre_norm_step(x: np.ndarray, sublayer: Sublayer, eps: float = EPS) -> np.nda
 
 def rms(a: np.ndarray) -> float:
     """Root mean square over all entries: sqrt(mean(a^2)), the size of the activations."""
-    return float(np.sqrt(np.mean(np.square(a))))
+    return float(root_mean_square(np.ravel(a)))
 
 
 # ---------------------------------------------------------------- the worked example

@@ -138,7 +138,13 @@ def _inputs() -> pad.Sentences:
         sentences = _sentences()
         eps_col, beta_col = st.columns(2)
         eps_col.number_input(
-            "epsilon ε", 0.0, pad.MAX_EPS, step=1e-5, format="%g", key="pad_eps", persist_state=KEEP
+            "epsilon ε",
+            0.0,
+            pad.MAX_EPS,
+            step=DEFAULT_EPS,
+            format="%g",
+            key="pad_eps",
+            persist_state=KEEP,
         )
         beta_col.number_input(
             "β (the same for every feature; γ = 1)",

@@ -151,7 +151,7 @@ def _inputs() -> tuple:
         "Epsilon ε",
         min_value=0.0,
         max_value=state.EPS_MAX,
-        step=1e-5,
+        step=DEFAULT_EPS,
         format="%g",
         key="st_eps",
         help="Added to the variance before the square root. Set it to 0 to see why.",
