@@ -18,7 +18,6 @@ from lnlab.lessons import gpu as slides
 from lnlab.links import Field, Param
 from lnlab.markdown import plain
 from lnlab.parse import (
-    MAX_CHARS,
     MAX_TOKENS,
     default_labels,
     format_embeddings,
@@ -209,14 +208,8 @@ if not ui.presenting():  # the slides show the results; the input boxes stay off
         ui.preset_choice(
             "Preset", TOKEN_PRESETS, "gpu_preset", on_change=_load_preset, persist_state=KEEP
         )
-    text_col.text_area(
-        "Token embeddings: one token per line, numbers separated by commas or spaces",
-        key="gpu_text",
-        height=150,
-        max_chars=MAX_CHARS,
-        help="You can also paste a Python list, np.array(...) or tensor(...) printout.",
-        persist_state=KEEP,
-    )
+    with text_col:
+        ui.embeddings_box("gpu_text", 150)
 x = ui.last_good("gpu_good_x", lambda: parse_embeddings(ss.gpu_text), token_preset("hello").x)
 preset = token_preset(ss.gpu_preset)
 tokens = tuple(preset.labels) if np.array_equal(x, preset.x) else tuple(default_labels(x.shape[0]))
@@ -228,13 +221,7 @@ if ss.gpu_token not in range(len(tokens)):
     )
     ss.gpu_token = 0
 if not ui.presenting():
-    preset_col.selectbox(
-        "Token shown in the steps",
-        range(len(tokens)),
-        format_func=lambda i: f"{i + 1}: {tokens[i]}",
-        key="gpu_token",
-        persist_state=KEEP,
-    )
+    ui.token_choice(preset_col, "Token shown in the steps", "gpu_token", tokens)
 rows = tuple(map(tuple, x.tolist()))
 
 

@@ -19,7 +19,6 @@ from lnlab.lessons import token as tk
 from lnlab.markdown import plain
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.parse import (
-    MAX_CHARS,
     parse_embeddings,
     parse_labels,
     parse_vector,
@@ -100,16 +99,7 @@ def _inputs() -> tuple:
     )
     text_col, grid_col = st.columns(2)
     with text_col:
-        st.text_area(
-            "Token embeddings: one token per line, numbers separated by commas or spaces",
-            key="st_text",
-            height=180,
-            max_chars=MAX_CHARS,
-            help="You can also paste a Python list, np.array(...) or tensor(...) printout.",
-            on_change=state.text_edited,
-            args=(ss,),
-            persist_state=KEEP,
-        )
+        ui.embeddings_box("st_text", 180, on_change=state.text_edited, args=(ss,))
         st.text_area(
             "Token labels (optional): one per line",
             key="st_labels",
@@ -140,13 +130,7 @@ def _inputs() -> tuple:
     if ss.st_token not in range(len(labels)):
         ss.st_token = 0
     token_col, eps_col, gamma_col, beta_col = st.columns(4)
-    token_col.selectbox(
-        "Token",
-        range(len(labels)),
-        format_func=lambda i: f"{i + 1}: {labels[i]}",
-        key="st_token",
-        persist_state=KEEP,
-    )
+    ui.token_choice(token_col, "Token", "st_token", labels)
     eps_col.number_input(
         "Epsilon ε",
         min_value=0.0,

@@ -14,7 +14,15 @@ import numpy as np  # noqa: F401 - imported up front on purpose, see the module 
 import pandas as pd  # noqa: F401
 import plotly.graph_objects as go  # noqa: F401
 
-from lnlab.ui.inputs import data_editor, last_good, preset_choice, show_error, within
+from lnlab.ui.inputs import (
+    data_editor,
+    embeddings_box,
+    last_good,
+    preset_choice,
+    show_error,
+    token_choice,
+    within,
+)
 from lnlab.ui.lesson import (
     chart,
     exports,
@@ -37,6 +45,7 @@ __all__ = [
     "ask",
     "chart",
     "data_editor",
+    "embeddings_box",
     "exports",
     "formula",
     "last_good",
@@ -51,5 +60,6 @@ __all__ = [
     "show_error",
     "show_section",
     "table",
+    "token_choice",
     "within",
 ]

@@ -8,9 +8,11 @@ from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from lnlab.errors import InputError
 from lnlab.markdown import plain
+from lnlab.parse import MAX_CHARS
 
 T = TypeVar("T")
 
@@ -92,3 +94,31 @@ def preset_choice(label: str, presets: Sequence[Any], key: str, **kwargs: Any) -
     )
     st.caption(plain(by_key[chosen].source))
     return chosen
+
+
+KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other sections)
+
+
+def embeddings_box(key: str, height: int, **kwargs: Any) -> None:
+    """The text box of token embeddings, as every page that takes them words it; `kwargs` go
+    to st.text_area (on_change, args, ...)."""
+    st.text_area(
+        "Token embeddings: one token per line, numbers separated by commas or spaces",
+        key=key,
+        height=height,
+        max_chars=MAX_CHARS,
+        help="You can also paste a Python list, np.array(...) or tensor(...) printout.",
+        persist_state=KEEP,
+        **kwargs,
+    )
+
+
+def token_choice(where: DeltaGenerator, label: str, key: str, labels: Sequence[str]) -> None:
+    """A selectbox of the tokens, "1: Hello", "2: ,", ..., holding the 0-based index."""
+    where.selectbox(
+        label,
+        range(len(labels)),
+        format_func=lambda i: f"{i + 1}: {labels[i]}",
+        key=key,
+        persist_state=KEEP,
+    )
