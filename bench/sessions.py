@@ -35,8 +35,9 @@ from bench.report import record
 STREAM = "/_stcore/stream"
 MAIN = 0  # delta_path[0] of the main area (the sidebar is 1)
 # The page's other inputs: an edit sends only the text box's state, so these must come back
-# exactly as they were (the browser would send them all, unchanged).
-KEPT = ("st_preset", "st_labels", "st_token", "st_eps", "st_gamma", "st_beta", "st_quiz")
+# exactly as they were (the browser would send them all, unchanged). The preset chooser is
+# not among them: typed numbers are no longer the preset, and it says so ("custom").
+KEPT = ("st_labels", "st_token", "st_eps", "st_gamma", "st_beta", "st_quiz")
 SESSION_COUNTS = (1, 10, 30)
 CLASSROOM = 30  # sessions in the classroom phase
 EDITS = 5

@@ -412,7 +412,7 @@ def _layer_norm_latex(
     divisor = n - 1 if unbiased else n
     mean_s, var_s, std_s, x_hat_s, y_s = STEPS
     var_formula = (
-        var_s.formula.replace(r"\frac{1}{D}", r"\frac{1}{D-1}") if unbiased else (var_s.formula)
+        var_s.formula.replace(r"\dfrac{1}{D}", r"\dfrac{1}{D-1}") if unbiased else (var_s.formula)
     )
     if eps_outside:
         std_formula = r"\sigma_\epsilon = \sigma + \epsilon = \sqrt{\sigma^2} + \epsilon"

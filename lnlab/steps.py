@@ -27,7 +27,7 @@ STEPS: tuple[StepInfo, ...] = (
         "mean",
         "Mean",
         "μ",
-        r"\mu = \frac{1}{D}\sum_{i=1}^{D} x_i",
+        r"\mu = \dfrac{1}{D}\sum_{i=1}^{D} x_i",
         "Add the token's $D$ features and divide by $D$: the centre the token will be moved "
         "to 0 from. Only this token's own features take part.",
         'What is the mean of token "{label}"?',
@@ -36,7 +36,7 @@ STEPS: tuple[StepInfo, ...] = (
         "var",
         "Variance",
         "σ²",
-        r"\sigma^2 = \frac{1}{D}\sum_{i=1}^{D} (x_i - \mu)^2",
+        r"\sigma^2 = \dfrac{1}{D}\sum_{i=1}^{D} (x_i - \mu)^2",
         "The average squared distance from the mean: how spread out the features are. "
         "Layer Norm divides by $D$, not $D - 1$: it describes exactly these $D$ numbers.",
         "What is its variance (divide by D)?",
@@ -54,7 +54,7 @@ STEPS: tuple[StepInfo, ...] = (
         "x_hat",
         "Normalize",
         "x̂",
-        r"\hat{x}_i = \frac{x_i - \mu}{\sigma_\epsilon}",
+        r"\hat{x}_i = \dfrac{x_i - \mu}{\sigma_\epsilon}",
         "Subtract the mean and divide by $\\sigma_\\epsilon$: the token now has mean 0 and "
         "standard deviation 1 (a hair under, because of $\\epsilon$).",
         "What will its first feature be after normalizing?",

@@ -779,6 +779,7 @@ def test_trace_conventions_change_titles_and_formulas():
     _, var, std, _, _ = trace.steps
 
     assert var.title == "Variance (unbiased, D - 1)"
+    assert r"\dfrac{1}{D-1}" in var.formula
     assert r"\tfrac{1}{3}\big(" in var.latex and var.latex.endswith("= 6.6667")  # 20 / 3
     assert r"\sqrt{6.6667} + 10^{-5} = 2.582" in std.latex  # 2.5819989 + 1e-5 = 2.582009
     assert_allclose(trace.std, [np.sqrt(20 / 3) + 1e-5], rtol=1e-14)

@@ -11,6 +11,7 @@ exploring alone; presenter mode leaves them out so that every slide fits one scr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -54,12 +55,25 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A Plotly figure, the file name its toolbar downloads under, and what it shows."""
+    """A Plotly figure, the file name its toolbar downloads under, and what it shows.
 
-    figure: go.Figure
+    `figure` may be a function that builds it: a lesson has a chart in many sections, a click
+    shows one, and each is built the first time it is drawn, then kept.
+    """
+
+    figure: go.Figure | Callable[[], go.Figure]
     name: str
     caption: str
     on_slide: bool = True
+    _built: list = field(default_factory=list, compare=False, repr=False)
+
+    def plot(self) -> go.Figure:
+        """The figure, built now if it was given as a function."""
+        if isinstance(self.figure, go.Figure):
+            return self.figure
+        if not self._built:
+            self._built.append(self.figure())
+        return self._built[0]
 
 
 @dataclass(frozen=True)

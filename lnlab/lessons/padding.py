@@ -229,7 +229,7 @@ def _batch(lab: pad.PaddingLab) -> Section:
         ),
         numbers=(Table(rows_frame(lab, lab.x), "The embeddings, one row per token.", False),),
         figure=Figure(
-            plots.batch_figure(lab, np.zeros(lab.tokens.shape, bool), "The padded batch"),
+            lambda: plots.batch_figure(lab, np.zeros(lab.tokens.shape, bool), "The padded batch"),
             "pad-batch-plain",
             "Tokens × features; PAD rows greyed.",
         ),
@@ -268,7 +268,7 @@ def _cells(lab: pad.PaddingLab, view: View) -> Section:
         formulas=(mean, variance),
         detail=f"Written out: ${written_out}$",
         figure=Figure(
-            plots.batch_figure(lab, cells, "The stacked batch: tokens x features"),
+            lambda: plots.batch_figure(lab, cells, "The stacked batch: tokens x features"),
             "pad-batch",
             f"The {int(cells.sum())} outlined cells feed the picked statistic; PAD rows greyed.",
         ),
@@ -422,7 +422,7 @@ def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> 
             ),
         ),
         figure=Figure(
-            plots.closed_form_figure(lab, j, view.count.share),
+            lambda: plots.closed_form_figure(lab, j, view.count.share),
             "pad-closed-form",
             "Lines: the closed form as p goes from 0 to 1. Dots: what naive Batch Norm "
             "computed on this batch. Diamonds: the calculator's share.",
@@ -516,7 +516,7 @@ def _table_both_ways(lab: pad.PaddingLab) -> tuple[Section, Section]:
                 Table(_grid(t, t.bn.y), "Batch Norm's output.", on_slide=False),
             ),
             figure=Figure(
-                plots.table_heatmap(t.bn.y, t.rows, t.columns, "Batch Norm: by column"),
+                lambda: plots.table_heatmap(t.bn.y, t.rows, t.columns, "Batch Norm: by column"),
                 "pad-table-bn",
                 "Every column now has mean 0 and variance 1 (up to ε).",
             ),
@@ -533,7 +533,7 @@ def _table_both_ways(lab: pad.PaddingLab) -> tuple[Section, Section]:
                 Table(_grid(t, t.ln.y), "Layer Norm's output.", on_slide=False),
             ),
             figure=Figure(
-                plots.table_heatmap(t.ln.y, t.rows, t.columns, "Layer Norm: by row"),
+                lambda: plots.table_heatmap(t.ln.y, t.rows, t.columns, "Layer Norm: by row"),
                 "pad-table-ln",
                 "Every row now has mean 0 and variance 1 (up to ε).",
             ),
@@ -569,7 +569,7 @@ def _running(lab: pad.PaddingLab, view: View) -> Section:
         ),
         numbers=(Table(running_frame(running), "The variance updates use n/(n − 1)·σ²."),),
         figure=Figure(
-            plots.running_figure(running),
+            lambda: plots.running_figure(running),
             "pad-running",
             "Solid: the running statistics step by step. Dashed: the batch's own.",
         ),

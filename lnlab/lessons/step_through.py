@@ -62,7 +62,7 @@ def _step(lesson: TokenLesson, k: int, question: object) -> Section:
         worked=(traced.latex,),
         numbers=numbers,
         figure=Figure(
-            token_bars(lesson.x, lesson.x_hat, lesson.y, lesson.mean, lesson.std, k),
+            lambda: token_bars(lesson.x, lesson.x_hat, lesson.y, lesson.mean, lesson.std, k),
             "st_bars",
             BARS_CAPTION,
         ),
@@ -185,7 +185,7 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
             explanation=own,
             numbers=(Table(input_table(lesson), "Each token's mean μ and σ_ε beside its row."),),
             figure=Figure(
-                prompt_heatmap(t.x, lesson.labels, "Input x", lesson.token),
+                lambda: prompt_heatmap(t.x, lesson.labels, "Input x", lesson.token),
                 "st_heat_input",
                 f"The input, one row per token ({COLOURS}).",
             ),
@@ -201,7 +201,7 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
                 ),
             ),
             figure=Figure(
-                prompt_heatmap(t.x_hat, lesson.labels, "Normalized x̂", lesson.token),
+                lambda: prompt_heatmap(t.x_hat, lesson.labels, "Normalized x̂", lesson.token),
                 "st_heat_normalized",
                 f"x̂, one row per token ({COLOURS}); a row whose σ_ε is 0 is NaN.",
             ),

@@ -142,7 +142,7 @@ def show_section(
         _numbers(section, slide)
     if fig_col is not None:
         with fig_col:
-            chart(fig.figure, fig.name, fig.caption, key=f"{place or section.key}_{fig.name}")
+            chart(fig.plot(), fig.name, fig.caption, key=f"{place or section.key}_{fig.name}")
     if section.detail and not slide:
         st.markdown(section.detail)
 
