@@ -205,11 +205,11 @@ def _lesson_fragment(
         st.markdown(lesson.context)
     quiz = bool(quiz_key and ss.get(quiz_key, False))
     shown = range(count) if show_all else [ss[slide_key]]
+    # one section at a time: its chart keeps one key, so the browser updates the chart on
+    # screen (Plotly.react) instead of drawing a new one
+    place = "" if show_all else "shown"
     for k in shown:
         section = lesson.sections[k]
-        # one section at a time: its chart keeps one key, so the browser updates the chart on
-        # screen (Plotly.react) instead of drawing a new one
-        place = "" if show_all else "shown"
         control = controls.get(section.key)
         show_section(section, number=k + 1, control=control, quiz=quiz, place=place)
     share_link(page, fields)
