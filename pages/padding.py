@@ -8,16 +8,13 @@ them. The math is lnlab.padding; the page's state lives in the URL (links.FIELDS
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import streamlit as st
 
 from lnlab import padding as pad
 from lnlab import padding_export as pex
 from lnlab import padding_links as links
+from lnlab import padding_state as state
 from lnlab import ui
-from lnlab.errors import InputError
 from lnlab.lessons import padding as slides
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.presets import BATCH_PRESETS, PADDING_COUNT, batch_preset
@@ -27,25 +24,6 @@ FEATURES = pad.FEATURES
 KEEP = "session"  # widgets keep their value while hidden (presenter mode, other sections)
 
 ss = st.session_state
-
-
-def _load_preset() -> None:
-    """Fill the sentences from the picked preset and drop every edited embedding."""
-    ss.pad_sentences = "\n".join(batch_preset(ss.pad_preset).sentences)
-    _reset_embeddings()
-
-
-def _reset_embeddings() -> None:
-    """Forget the edits; a new table identity makes the grid drop its own edit state too."""
-    ss.pad_overrides = {}
-    ss.pad_table_epoch = ss.get("pad_table_epoch", 0) + 1
-
-
-def _init_state() -> None:
-    """Defaults for whatever the link did not set (the sentences follow the link's preset)."""
-    ss.setdefault("pad_preset", BATCH_PRESETS[0].key)
-    for key, value in links.defaults(ss.pad_preset).items():
-        ss.setdefault(key, value)
 
 
 # ---------------------------------------------------------------- cached computations
@@ -65,46 +43,8 @@ def _slides(inputs: tuple, view: slides.View) -> slides.Lesson:
 # ---------------------------------------------------------------- reading the state
 
 
-def _kept(key: str, compute: Callable[[], Any], fallback: Any) -> Any:
-    """`compute()`, or the last good value a section's widget stored (ui.last_good) while its
-    input is bad: the lesson is built before the section shows the error."""
-    try:
-        return compute()
-    except InputError:
-        return ss.get(key, fallback)
-
-
 def _state() -> tuple[tuple, slides.View]:
-    """The lab's inputs and the sections' choices, from session state only (lesson_view
-    rebuilds the lesson with them on every rerun of a section)."""
-    sentences, overrides, eps, beta = ss.pad_page_inputs
-    focus = ss.pad_focus if ss.pad_focus in range(len(sentences)) else 0
-    others = [b for b in range(len(sentences)) if b != focus] or [0]
-    other = ss.pad_other if ss.pad_other in others else others[0]
-    words = _kept("pad_good_other_text", lambda: pad.parse_sentence(ss.pad_other_text), ())
-    replacement = words or tuple(pad.DEFAULT_REPLACEMENT.split())
-    inputs = (sentences, ss.pad_preset, overrides, eps, beta, focus, other, replacement)
-    rows = len(sentences) * max(len(s) for s in sentences)
-    token = ss.pad_pick == pad.PICK_TOKEN
-    index = ss.pad_token if token else ss.pad_feature
-    view = slides.View(
-        pick=ss.pad_pick,
-        index=index if index in range(rows if token else pad.DIM) else 0,
-        cf_feature=ss.pad_cf_feature if ss.pad_cf_feature in range(pad.DIM) else 0,
-        count=_kept("pad_good_count", _count, slides.DEFAULT_COUNT),
-        steps=_kept("pad_good_steps", lambda: _steps(ss.pad_steps), pad.DEFAULT_STEPS),
-    )
-    return inputs, view
-
-
-def _count() -> pad.PaddingShare:
-    return pad.padding_share(ss.pad_batch, ss.pad_longest, ss.pad_average)
-
-
-def _steps(value: object) -> int:
-    if not isinstance(value, int) or not 1 <= value <= pad.MAX_STEPS:
-        raise InputError(f"the steps must be a whole number from 1 to {pad.MAX_STEPS}")
-    return value
+    return state.lab_and_view(ss)
 
 
 def _sentences() -> pad.Sentences:
@@ -124,7 +64,12 @@ def _inputs() -> pad.Sentences:
     text_col, table_col = st.columns(2)
     with text_col:
         ui.preset_choice(
-            "Example", BATCH_PRESETS, "pad_preset", on_change=_load_preset, persist_state=KEEP
+            "Example",
+            BATCH_PRESETS,
+            "pad_preset",
+            on_change=state.load_preset,
+            args=(ss,),
+            persist_state=KEEP,
         )
         st.text_area(
             "Sentences, one per line (words are split on spaces)",
@@ -177,7 +122,9 @@ def _embedding_grid(words: tuple[str, ...]) -> None:
         "or your edit. Edit a number to change every occurrence of that word. PAD rows are "
         "always zeros."
     )
-    st.button("Reset the embeddings", key="pad_reset_words", on_click=_reset_embeddings)
+    st.button(
+        "Reset the embeddings", key="pad_reset_words", on_click=state.reset_embeddings, args=(ss,)
+    )
     values = edited[list(FEATURES)].to_numpy().tolist()
     overrides = ui.last_good(
         "pad_good_overrides",
@@ -229,7 +176,7 @@ def _calculator_control() -> None:
     average.number_input(
         "Average (words)", 1.0, float(limit), step=1.0, key="pad_average", persist_state=KEEP
     )
-    ui.last_good("pad_good_count", _count, slides.DEFAULT_COUNT)
+    ui.last_good("pad_good_count", lambda: state.count(ss), slides.DEFAULT_COUNT)
 
 
 def _who_else_control() -> None:
@@ -272,7 +219,7 @@ def _exports() -> None:
 
 ui.page_setup("Batch Norm vs Layer Norm")
 ui.open_link(PAGE, links.FIELDS)
-_init_state()
+state.set_defaults(ss)
 ui.within("pad_batch", 1, pad.MAX_CALC_BATCH, PADDING_COUNT.batch, "The batch size")
 ui.within("pad_longest", 1, pad.MAX_CALC_LONGEST, PADDING_COUNT.longest, "The longest sentence")
 ui.within("pad_average", 1, pad.MAX_CALC_LONGEST, PADDING_COUNT.average, "The average length")
