@@ -11,10 +11,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+import torch
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
+from lnlab import supported_dtypes
+
 ROOT = Path(__file__).resolve().parents[1]
+
+# Where a GPU is lent, the CUDA cases run; CI has none, so they are skipped there.
+HAS_CUDA = torch.cuda.is_available()
+CUDA_BF16 = HAS_CUDA and "bfloat16" in supported_dtypes("cuda:0")
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machine")
 
 
 def page_test(

@@ -4,11 +4,11 @@ import threading
 
 import pytest
 import torch
+from helpers import HAS_CUDA
 
 from lnlab import InputError
 from lnlab import backend as bk
 
-HAS_CUDA = torch.cuda.is_available()
 HAS_MPS = bk._mps_available(torch)
 
 

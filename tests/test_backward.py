@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import CUDA_BF16, HAS_CUDA, needs_cuda
 from numpy.testing import assert_allclose, assert_array_equal
 
 import lnlab
@@ -43,10 +44,6 @@ from lnlab import InputError, LayerNormGrads
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
 STORAGE_EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7}
-
-HAS_CUDA = torch.cuda.is_available()
-CUDA_BF16 = HAS_CUDA and "bfloat16" in lnlab.supported_dtypes("cuda:0")
-needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machine")
 
 
 @dataclass(frozen=True)

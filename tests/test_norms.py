@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import CUDA_BF16, HAS_CUDA, needs_cuda
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
@@ -43,10 +44,6 @@ F32_TOL = 1e-5
 # End to end, the rounding of the input included, on unit-scale data with groups of 4 to 64:
 # the measured worst error is 2 to 4 eps of the dtype; we allow 8 eps (7.8e-3 and 6.3e-2).
 END_TO_END_ATOL = {"float16": 8 * FLOAT16_EPS, "bfloat16": 8 * BFLOAT16_EPS}
-
-HAS_CUDA = torch.cuda.is_available()
-CUDA_BF16 = HAS_CUDA and "bfloat16" in lnlab.supported_dtypes("cuda:0")
-needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machine")
 
 
 @dataclass(frozen=True)
