@@ -3,7 +3,9 @@ the files its download buttons carry."""
 
 import json
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import torch
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from lnlab import supported_dtypes
+from lnlab import benchmark, supported_dtypes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -158,3 +160,23 @@ def metric_value(at: AppTest, label: str) -> float:
 def html_frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
     """The ui.table tables whose first columns are `columns`, in page order."""
     return [t for t in html_tables(at) if tuple(t.columns[: len(columns)]) == columns]
+
+
+@contextmanager
+def benchmark_slot_held() -> Iterator[None]:
+    """Another visitor's benchmark holds the server's one slot (lnlab.benchmark) meanwhile."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with benchmark._heavy_run:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        yield
+    finally:
+        release.set()
+        holder.join(10)

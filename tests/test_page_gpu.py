@@ -6,17 +6,14 @@ from __future__ import annotations
 import io
 import json
 import math
-import threading
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import downloaded, html_tables, page_test, record_downloads
+from helpers import benchmark_slot_held, downloaded, html_tables, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
-
-from lnlab import benchmark
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gpu.py")
 HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
@@ -172,21 +169,8 @@ def test_a_busy_benchmark_slot_shows_a_warning():
     at.selectbox(key="gpu_slide").select(3).run()
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with benchmark._heavy_run:
-            held.set()
-            release.wait(30)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with benchmark_slot_held():
         at.button(key="gpu_run").click().run()
-    finally:
-        release.set()
-        holder.join(10)
     assert not at.exception
     assert "another visitor's benchmark is running" in at.warning[0].value.lower()
     assert not _has_frame(at, "median time (ms)")

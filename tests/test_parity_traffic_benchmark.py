@@ -4,12 +4,12 @@ benchmark slot, timings."""
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import benchmark_slot_held
 
 from lnlab import benchmark, parity, traffic
 from lnlab.errors import InputError
@@ -153,24 +153,11 @@ def test_size_caps():
 
 
 def test_a_second_concurrent_run_is_refused_and_the_slot_comes_back():
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with benchmark._heavy_run:
-            held.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(10)
-        with pytest.raises(
-            benchmark.BusyError, match=r"(?i)another visitor.s benchmark is running"
-        ):
-            benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
-    finally:
-        release.set()
-        holder.join(10)
+    with (
+        benchmark_slot_held(),
+        pytest.raises(benchmark.BusyError, match=r"(?i)another visitor.s benchmark is running"),
+    ):
+        benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
     assert benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01).numel == 32
 
 
