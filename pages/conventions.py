@@ -32,7 +32,7 @@ from lnlab.parse import MAX_TOKENS, format_embeddings, parse_embeddings
 from lnlab.presets import token_preset
 
 PAGE = "conventions"
-KEEP = "session"  # boxes keep their text while their section (or presenter mode) hides them
+KEEP = ui.KEEP
 CASES = {case.key: case for case in CHECK_CASES}
 CLAIM_FIELDS = ("x", "mean", "std", "var", "out")
 ss = st.session_state

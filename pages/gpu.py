@@ -26,7 +26,7 @@ from lnlab.parse import (
 from lnlab.presets import TOKEN_PRESETS, token_preset
 
 PAGE = "gpu"
-KEEP = "session"  # inputs keep their value while presenter mode or another section hides them
+KEEP = ui.KEEP
 DEFAULT_PRESET = "hello"
 DEFAULT_SHAPE = {"gpu_batch": 4, "gpu_seq": 512, "gpu_features": 1024}
 SIZES = (  # the benchmark's inputs: key, label, link parameter, smallest, largest

@@ -21,7 +21,7 @@ from lnlab.presets import BATCH_PRESETS, PADDING_COUNT, batch_preset
 
 PAGE = "padding"
 FEATURES = pad.FEATURES
-KEEP = "session"  # widgets keep their value while hidden (presenter mode, other sections)
+KEEP = ui.KEEP
 
 ss = st.session_state
 

@@ -25,7 +25,7 @@ from lnlab.parse import (
 )
 from lnlab.presets import CUSTOM_PRESET, TOKEN_PRESETS, token_preset
 
-KEEP = "session"  # inputs keep their value while presenter mode hides them, and across pages
+KEEP = ui.KEEP
 
 ss = st.session_state
 FIELDS = state.link_fields(ss)

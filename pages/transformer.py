@@ -15,7 +15,7 @@ from lnlab.lessons import transformer as slides
 from lnlab.links import Field, Param
 
 PAGE = "transformer"
-KEEP = "session"  # a section's input keeps its value while another section is shown
+KEEP = ui.KEEP
 DEFAULTS = {
     "tf_norm": tf.POST_NORM,
     "tf_depth": tf.DEFAULT_DEPTH,

@@ -15,6 +15,7 @@ import pandas as pd  # noqa: F401
 import plotly.graph_objects as go  # noqa: F401
 
 from lnlab.ui.inputs import (
+    KEEP,
     data_editor,
     embeddings_box,
     last_good,
@@ -38,6 +39,7 @@ from lnlab.ui.quiz import QUIZ_KEY, ask
 from lnlab.ui.rerun import rerun_app
 
 __all__ = [
+    "KEEP",
     "PAGES",
     "PRESENT_KEY",
     "QUIZ_KEY",

@@ -15,6 +15,7 @@ from lnlab.markdown import plain
 from lnlab.parse import MAX_CHARS
 
 T = TypeVar("T")
+KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other sections)
 
 
 def last_good(key: str, compute: Callable[[], T], fallback: T) -> T:
@@ -94,9 +95,6 @@ def preset_choice(label: str, presets: Sequence[Any], key: str, **kwargs: Any) -
     )
     st.caption(plain(by_key[chosen].source))
     return chosen
-
-
-KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other sections)
 
 
 def embeddings_box(key: str, height: int, **kwargs: Any) -> None:

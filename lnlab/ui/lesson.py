@@ -19,6 +19,7 @@ from lnlab.lessons.model import Lesson, Metric, Section, Table
 from lnlab.links import Field
 from lnlab.numbers import exact, fmt
 from lnlab.plots.common import figure as plain_figure
+from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask
@@ -255,9 +256,9 @@ def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> No
         label_visibility="collapsed",
         disabled=show_all,
         width=320,
-        persist_state="session",
+        persist_state=KEEP,
     )
-    nav.toggle("Show every section", key=f"{page}_all", persist_state="session")
+    nav.toggle("Show every section", key=f"{page}_all", persist_state=KEEP)
 
 
 def _step(key: str, delta: int, count: int) -> None:
