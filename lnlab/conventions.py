@@ -55,19 +55,6 @@ class Convention:
         denominator = rf"\sqrt{{{var}}} + {eps}" if self.eps_outside else rf"\sqrt{{{var} + {eps}}}"
         return rf"y_i = \frac{{x_i - \mu}}{{{denominator}}}"
 
-    def differences_from(self, other: Convention) -> str:
-        """What this convention does differently from `other`, in words ("" if nothing)."""
-        if not self.centred:
-            return f"no mean subtracted: divides x by its root mean square; eps {exact(self.eps)}"
-        notes = []
-        if self.eps != other.eps:
-            notes.append(f"eps {exact(self.eps)}")
-        if self.unbiased != other.unbiased:
-            notes.append("unbiased variance (D - 1)" if self.unbiased else "biased variance (D)")
-        if self.eps_outside != other.eps_outside:
-            notes.append("eps added to the std")
-        return ", ".join(notes)
-
     def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, denominator, y) for tokens x of shape (T, D); mean is NaN for RMSNorm."""
         if not self.centred:
