@@ -28,6 +28,7 @@ from lnlab.conventions import (
     compare_conventions,
     comparison_table,
     convention,
+    conventions_table,
     unbiased_ratio,
 )
 from lnlab.errors import InputError
@@ -126,6 +127,16 @@ def test_formulas_say_what_each_convention_does():
     assert "D-1" in convention("annotated").formula and "D-1" not in pytorch.formula
     assert r"\mu" not in convention("rmsnorm").formula
     assert "10^{-3}" in convention("keras").formula
+
+
+def test_the_settings_table_says_how_each_convention_differs():
+    table = conventions_table(compare_conventions(SMALL)).set_index("convention")
+    assert list(table.loc["PyTorch"]) == ["1e-05", "÷ D", "in the root", "yes"]
+    assert table.loc["Keras", "eps"] == "0.001" and table.loc["BERT", "eps"] == "1e-12"
+    assert table.loc["Annotated", "variance"] == "÷ (D − 1)"
+    assert table.loc["Annotated", "eps goes"] == table.loc["NumPy tutorial", "eps goes"]
+    assert table.loc["NumPy tutorial", "eps goes"] == "on the std"
+    assert table.loc["RMSNorm", "minus mean"] == "no"
 
 
 def test_comparison_table_has_a_row_per_convention_and_token():
