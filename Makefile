@@ -7,7 +7,7 @@ PORT ?= 8501
 .PHONY: run test bench
 
 run: $(VENV)/.runtime-installed
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	$(BIN)/python -m lnlab.ui.serve --server.port $(PORT)
 
 test: $(VENV)/.dev-installed
 	scripts/ensure-chromium
