@@ -313,6 +313,15 @@ def padding_questions(
             "Batch Norm averages each feature over every row of the batch, PAD rows included; "
             "Layer Norm averages one token's own features, so other rows never enter it.",
             PADDING_CHOICES,
+            wrong=tuple(
+                Wrong(
+                    "across_batch",
+                    choice,
+                    "Layer Norm's mean of a real token is over that token's own features; "
+                    "only Batch Norm's column runs through the PAD rows.",
+                )
+                for choice in PADDING_CHOICES[1:3]
+            ),
         ),
         Question(
             _qid("padbn", *key),
