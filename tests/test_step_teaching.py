@@ -309,13 +309,24 @@ def test_hidden_inputs_keep_their_values_through_presenter_mode():
 
 
 def question_key(at: AppTest, kind: str) -> str:
-    """The widget key of the open question of `kind` ("mean", "var", "xhat", "y")."""
-    return next(w.key for w in at.text_input if w.key and w.key.startswith(f"q_{kind}-"))
+    """The widget key of the open question of `kind` ("mean", "var", "xhat", "y"): its
+    options, or its number box when it has none."""
+    widgets = [*at.radio, *at.text_input]
+    return next(
+        w.key
+        for w in widgets
+        if w.key and w.key.startswith(f"q_{kind}-") and not w.key.endswith("_typed")
+    )
 
 
 def answer(at: AppTest, kind: str, value: str) -> None:
+    """Type `value` (pick it on a slide, where there is no box) and check it."""
     key = question_key(at, kind)
-    at.text_input(key=key).input(value).run()
+    boxes = [w for w in at.text_input if w.key in (key, f"{key}_typed")]
+    if boxes:
+        boxes[0].input(value).run()
+    else:
+        at.radio(key=key).set_value(value).run()
     at.button(key="check_" + key.removeprefix("q_")).click().run()
 
 
