@@ -138,7 +138,8 @@ def show_section(
             section.question, typed=not slide
         )
         if not revealed:
-            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+            if not slide:  # on a slide the question box says as much, in less height
+                st.info("Check your prediction to see this step's result.", icon=":material/lock:")
             return
         for latex in section.worked:
             formula(latex)
