@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import bn_means, html_frames, page_test
+from helpers import bn_means, html_frames, page_test, question_key
 from streamlit.testing.v1 import AppTest
 
 from lnlab import padding as pad
@@ -279,17 +279,6 @@ def test_hidden_inputs_keep_their_values_through_presenter_mode():
 
 
 # ---------------------------------------------------------------- predict, then reveal
-
-
-def question_key(at: AppTest, kind: str) -> str:
-    """The widget key of the question of `kind` (its id holds the example's hash): its
-    options, or its number box when it has none."""
-    widgets = [*at.radio, *at.text_input]
-    return next(
-        w.key
-        for w in widgets
-        if w.key and w.key.startswith(f"q_{kind}-") and not w.key.endswith("_typed")
-    )
 
 
 def check(at: AppTest, key: str) -> None:

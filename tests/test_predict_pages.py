@@ -2,11 +2,11 @@
 misconceptions' answers as options, a wrong one is named, and checking reveals the section."""
 
 import pytest
+from helpers import page_test
 from streamlit.testing.v1 import AppTest
 
 from lnlab.misconceptions import MISCONCEPTIONS
 from lnlab.ui.quiz import TOGGLE_LABEL
-from tests.helpers import page_test
 
 LOCKED = "Check your prediction to see this step's result."
 NAMES = tuple(m.name for m in MISCONCEPTIONS.values())

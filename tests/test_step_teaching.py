@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
-from helpers import formulas, html_tables, page_test
+from helpers import formulas, html_tables, page_test, question_key
 from helpers import metric_value as metric
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -306,17 +306,6 @@ def test_hidden_inputs_keep_their_values_through_presenter_mode():
 
 
 # ---------------------------------------------------------------- predict, then reveal
-
-
-def question_key(at: AppTest, kind: str) -> str:
-    """The widget key of the open question of `kind` ("mean", "var", "xhat", "y"): its
-    options, or its number box when it has none."""
-    widgets = [*at.radio, *at.text_input]
-    return next(
-        w.key
-        for w in widgets
-        if w.key and w.key.startswith(f"q_{kind}-") and not w.key.endswith("_typed")
-    )
 
 
 def answer(at: AppTest, kind: str, value: str) -> None:
