@@ -71,7 +71,8 @@ class Question:
     @property
     def tolerance(self) -> float:
         """How far a numeric answer may be from the truth: two decimals or 1 %."""
-        return max(0.005, 0.01 * abs(float(self.answer)))
+        scale = abs(float(self.answer))
+        return max(0.005, 0.01 * scale) if np.isfinite(scale) else 0.005
 
 
 RIGHT, OTHER = "right", "other"
@@ -116,11 +117,10 @@ def diagnose(question: Question, given: str) -> Diagnosis:
     else:
         if not given.strip():
             raise InputError("type a number first")
+        if given.strip() == truth:  # the option as printed: "NaN" too, which no box parses
+            return Diagnosis(True, RIGHT, f"Right: the answer is {truth}. {question.explanation}")
         value = float(parse_vector(given, 1, name="your answer")[0])
-        answer = float(question.answer)
-        if np.isnan(answer):
-            return Diagnosis(False, OTHER, f"The answer is NaN. {question.explanation}")
-        if abs(value - answer) <= question.tolerance:
+        if abs(value - float(question.answer)) <= question.tolerance:  # never for NaN
             return Diagnosis(True, RIGHT, f"Right: the answer is {truth}. {question.explanation}")
         near = [w for w in question.wrong if abs(value - float(w.answer)) <= question.tolerance]
         match = min(near, key=lambda w: abs(value - float(w.answer)), default=None)

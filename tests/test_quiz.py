@@ -190,3 +190,12 @@ def test_group_names():
     assert group_name(RIGHT) == "Right" and group_name(OTHER) == "Something else"
     assert group_name("pad_as_tokens") == "Counting PAD rows as tokens"
     assert GROUP_NAMES["gamma_beta_swap"] == "Mixing up gamma and beta"
+
+
+def test_an_undefined_answer_is_an_option_too():
+    qs = _token_questions([[3.0, 3.0], [1.0, 5.0]], eps=0.0)  # constant token, eps 0: 0 / 0
+    q = qs["xhat"]
+    assert np.isnan(q.answer) and "NaN" in options(q)
+    assert diagnose(q, "NaN").correct
+    assert [group_of(q, fmt(w.answer)) for w in q.wrong] == [w.misconception for w in q.wrong]
+    assert not diagnose(q, "0.5").correct
