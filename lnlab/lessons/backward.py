@@ -163,7 +163,8 @@ def _dx(lesson: TokenLesson, dy: np.ndarray, check: AutogradCheck) -> Section:
             rf"dx = \tfrac{{1}}{{{num(sigma)}}}\big({vector(dx_hat)} - {term(mean_dx_hat)}"
             rf" - {term(mean_projection)}\,{vector(x_hat)}\big) = {vector(g.dx)}",
         ),
-        numbers=(Table(_rows(("dx̂", dx_hat), ("x̂", x_hat), ("dx", g.dx))),),
+        # off the slides: the worked formulas hold the same vectors
+        numbers=(Table(_rows(("dx̂", dx_hat), ("x̂", x_hat), ("dx", g.dx)), on_slide=False),),
         callouts=_nan_note(lesson),
     )
 
