@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 
 from lnlab.backward import AUTOGRAD_DTYPES, GRADIENTS, AutogradCheck, autograd_check
+from lnlab.grid import feature_names
 from lnlab.latex import bracketed, joined, num, term, vector
 from lnlab.lessons.model import Callout, Metric, Section, Table
-from lnlab.lessons.token import TokenLesson, _digest, vector_frame
+from lnlab.lessons.token import TokenLesson, _digest
 from lnlab.numbers import fmt
 from lnlab.quiz import Question
 
@@ -48,8 +49,12 @@ def sections(lesson: TokenLesson, dy: np.ndarray | None = None) -> tuple[Section
 
 
 def _rows(*rows: tuple[str, np.ndarray]) -> pd.DataFrame:
-    """Vectors as the rows of one table: the name, then f1..fD."""
-    return pd.concat([vector_frame(name, v) for name, v in rows], ignore_index=True)
+    """Vectors as the rows of one table: the name, then f1..fD. One 2-D array: a frame of
+    one-row frames costs pandas a column array per value."""
+    values = np.stack([np.asarray(v, dtype=np.float64) for _, v in rows])
+    table = pd.DataFrame(values, columns=feature_names(values.shape[1]))
+    table.insert(0, "", [name for name, _ in rows])
+    return table
 
 
 def _qid(kind: str, lesson: TokenLesson, dy: np.ndarray) -> str:
