@@ -218,8 +218,8 @@ if not ui.presenting():
         "Predict before you see",
         key="st_quiz",
         persist_state=KEEP,
-        help="Steps 1, 2, 4 and 5 first ask you to predict their result; your first tries "
-        "are scored in the sidebar.",
+        help="Steps 1, 2, 4 and 5, and the backward slides on dγ and on Σ dx, first ask you "
+        "to predict their result; your first tries are scored in the sidebar.",
     )
     ss.st_inputs = _inputs()
 else:
