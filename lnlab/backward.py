@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from lnlab.backend import get_torch, torch_dtype
 from lnlab.errors import InputError
 from lnlab.norms import (
     BLOCK_ELEMENTS,
@@ -87,6 +88,21 @@ def _check_finite(a: np.ndarray, name: str) -> None:
         )
 
 
+def _checked(
+    x: Any, dy: Any, gamma: Any, eps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """x, dy and gamma (one per feature) as finite float64 arrays, and a valid eps."""
+    a = _as_array(x)
+    upstream = _as_array(dy, "dy")
+    if upstream.shape != a.shape:
+        raise InputError(f"dy has shape {upstream.shape} but must match x's shape {a.shape}")
+    eps = _check_eps(eps)
+    g = _affine(None if gamma is None else _real(gamma, "gamma"), (a.shape[-1],), 1.0, "gamma")
+    for name, value in (("x", a), ("dy", upstream), ("gamma", g)):
+        _check_finite(value, name)
+    return a, upstream, g, eps
+
+
 def _backward_rows(
     rows: np.ndarray, dys: np.ndarray, gamma: np.ndarray, eps: float, place: _Placement | None
 ) -> dict[str, np.ndarray]:
@@ -130,15 +146,8 @@ def layer_norm_backward(
     steps run on `device` in `dtype`; every result comes back as a float64 numpy array. See the
     module docstring for the formula.
     """
-    a = _as_array(x)
-    upstream = _as_array(dy, "dy")
-    if upstream.shape != a.shape:
-        raise InputError(f"dy has shape {upstream.shape} but must match x's shape {a.shape}")
-    eps = _check_eps(eps)
+    a, upstream, g, eps = _checked(x, dy, gamma, eps)
     d = a.shape[-1]
-    g = _affine(None if gamma is None else _real(gamma, "gamma"), (d,), 1.0, "gamma")
-    for name, value in (("x", a), ("dy", upstream), ("gamma", g)):
-        _check_finite(value, name)
     place = _placement(backend, device, dtype)
 
     rows, dys = a.reshape(-1, d), upstream.reshape(-1, d)
@@ -158,4 +167,50 @@ def layer_norm_backward(
         dbeta=dbeta,
         x_hat=x_hat.reshape(a.shape),
         std=std.reshape((*a.shape[:-1], 1)),
+    )
+
+
+# ---------------------------------------------------------------- beside torch autograd
+
+AUTOGRAD_DTYPES = ("float64", "float32")
+GRADIENTS = ("dx", "dgamma", "dbeta")
+
+
+def autograd_backward(
+    x: Any, dy: Any, gamma: Any = None, eps: float = DEFAULT_EPS, dtype: str = "float64"
+) -> dict[str, np.ndarray]:
+    """dx, dgamma and dbeta from torch autograd: F.layer_norm over the last axis on the CPU in
+    `dtype`, then y.backward(dy). Returned as float64 numpy arrays, dgamma and dbeta summed over
+    every token as autograd sums them. Inputs are checked as layer_norm_backward checks them."""
+    torch = get_torch()
+    a, upstream, g, eps = _checked(x, dy, gamma, eps)
+    d = a.shape[-1]
+    kind = torch_dtype(dtype)
+    leaves = [torch.tensor(v, dtype=kind, requires_grad=True) for v in (a, g, np.zeros(d))]
+    y = torch.nn.functional.layer_norm(leaves[0], (d,), leaves[1], leaves[2], eps)
+    y.backward(torch.tensor(upstream, dtype=kind))
+    return {name: leaf.grad.double().numpy() for name, leaf in zip(GRADIENTS, leaves, strict=True)}
+
+
+@dataclass(frozen=True)
+class AutogradCheck:
+    """lnlab's gradients (float64) beside torch autograd's in each of AUTOGRAD_DTYPES."""
+
+    grads: LayerNormGrads
+    autograd: dict[str, dict[str, np.ndarray]]  # dtype -> {"dx": ..., "dgamma": ..., "dbeta": ...}
+
+    def max_abs_diff(self, dtype: str, name: str) -> float:
+        """max |lnlab - autograd| of gradient `name`; where both are NaN (0 / 0) they agree."""
+        ours, theirs = getattr(self.grads, name), self.autograd[dtype][name]
+        both_nan = np.isnan(ours) & np.isnan(theirs)
+        return float(np.max(np.where(both_nan, 0.0, np.abs(ours - theirs))))
+
+
+def autograd_check(x: Any, dy: Any, gamma: Any = None, eps: float = DEFAULT_EPS) -> AutogradCheck:
+    """layer_norm_backward in float64 and torch autograd in float64 and float32 on the same
+    input. float64 agrees to rounding (about 1e-16 of the gradients' size); float32 to about
+    1e-7, or not at all where float32 cannot hold the input (1e8 + x)."""
+    grads = layer_norm_backward(x, dy, gamma, eps)  # checks every input first
+    return AutogradCheck(
+        grads, {t: autograd_backward(x, dy, gamma, eps, t) for t in AUTOGRAD_DTYPES}
     )

@@ -3,8 +3,10 @@ the grid changes, the defaults a link leaves unset, and the link's fields.
 
 Plain functions of a mutable mapping (the page passes st.session_state), so they are tested
 without Streamlit. Keys: st_preset, st_text, st_labels, st_token, st_eps, st_gamma, st_beta,
-st_step (the section shown), st_quiz; st_inputs holds the last valid
-(x, labels, token, eps, gamma, beta) the page read from them.
+st_dy (the backward slides' upstream gradient, blank for the default), st_step (the section
+shown), st_quiz; st_inputs holds the last valid (x, labels, token, eps, gamma, beta) the page
+read from them, st_good_dy the last valid dy (None: the default) and st_dy_error what is wrong
+with the dy box.
 """
 
 from __future__ import annotations
@@ -16,24 +18,33 @@ import numpy as np
 
 from lnlab import grid
 from lnlab.errors import InputError
+from lnlab.lessons import backward
 from lnlab.lessons.token import LABELS_MAX_CHARS
 from lnlab.links import Field, Param
 from lnlab.numbers import DEFAULT_EPS
-from lnlab.parse import MAX_TOKENS, format_embeddings, parse_embeddings, short_number
+from lnlab.parse import (
+    MAX_TOKENS,
+    format_embeddings,
+    parse_embeddings,
+    parse_vector,
+    short_number,
+)
 from lnlab.presets import CUSTOM, TOKEN_PRESETS, token_preset
 from lnlab.steps import STEPS
 
 PAGE = "step_through"
 DEFAULT_PRESET = "token-2468"
 EPS_MAX = 1.0
-VECTOR_CHARS = 2000  # gamma and beta boxes
-SECTION_COUNT = len(STEPS) + 4  # the five steps, the check, the undo, the prompt twice
+VECTOR_CHARS = 2000  # gamma, beta and dy boxes
+# the five steps, the check, the undo, the prompt twice, then the backward pass
+SECTION_COUNT = len(STEPS) + 4 + len(backward.KEYS)
 
 State = MutableMapping[str, Any]
 
 
 def preset_inputs(key: str) -> dict[str, Any]:
-    """What picking a preset sets: its embeddings and labels, token 1, γ = 1, β = 0, step 1."""
+    """What picking a preset sets: its embeddings and labels, token 1, γ = 1, β = 0, the
+    default dy, step 1."""
     preset = token_preset(key)
     return {
         "st_text": format_embeddings(preset.x),
@@ -41,6 +52,7 @@ def preset_inputs(key: str) -> dict[str, Any]:
         "st_token": 0,
         "st_gamma": "1",
         "st_beta": "0",
+        "st_dy": "",
         "st_step": 0,
     }
 
@@ -92,6 +104,25 @@ def set_defaults(state: State) -> None:
         state.setdefault(name, value)
 
 
+def parse_dy(text: str, d: int) -> np.ndarray | None:
+    """The dy box: one value per feature or one for all; blank (None) for the default dy.
+    Raises InputError like the gamma and beta boxes."""
+    return None if not text.strip() else parse_vector(text, d, name="dy")
+
+
+def read_dy(state: State, d: int) -> np.ndarray:
+    """The dy the backward slides use for `d` features. A box that does not parse keeps the
+    last valid dy (or the default, if that was for another number of features), and what is
+    wrong goes to state["st_dy_error"] for the box to show."""
+    try:
+        state["st_good_dy"] = parse_dy(state["st_dy"], d)
+        state["st_dy_error"] = ""
+    except InputError as err:
+        state["st_dy_error"] = str(err)
+    good = state.get("st_good_dy")
+    return good if good is not None and good.shape == (d,) else backward.default_dy(d)
+
+
 def link_fields(state: Mapping[str, Any]) -> tuple[Field, ...]:
     """The page's link. The boxes travel as the page shows them (their last valid input, from
     state["st_inputs"]), so a link opens exactly the example on screen."""
@@ -103,6 +134,13 @@ def link_fields(state: Mapping[str, Any]) -> tuple[Field, ...]:
             return v[:1] if name in ("gamma", "beta") and np.all(v == v[0]) else v
 
         return value
+
+    def shown_dy(_box: Any) -> np.ndarray | None:
+        """The dy on the slides, or None (left out of the link) for the default."""
+        good, d = state.get("st_good_dy"), state["st_inputs"][0].shape[1]
+        if good is None or good.shape != (d,):
+            return None
+        return good[:1] if np.all(good == good[0]) else good
 
     def vector_text(v: np.ndarray) -> str:
         return ", ".join(short_number(a) for a in v)
@@ -123,6 +161,7 @@ def link_fields(state: Mapping[str, Any]) -> tuple[Field, ...]:
         Field(Param("eps", "float", lo=0.0, hi=EPS_MAX), "st_eps"),
         Field(Param("gamma", "vector"), "st_gamma", vector_text, shown("gamma")),
         Field(Param("beta", "vector"), "st_beta", vector_text, shown("beta")),
+        Field(Param("dy", "vector"), "st_dy", vector_text, shown_dy),
         one_based("st_step", Param("step", "int", lo=1, hi=SECTION_COUNT)),
         Field(Param("all", "bool"), f"{PAGE}_all"),
         Field(Param("q", "bool"), "st_quiz"),

@@ -14,10 +14,11 @@ from lnlab import grid, ui
 from lnlab import step_state as state
 from lnlab.errors import InputError
 from lnlab.export import Exports
+from lnlab.lessons import backward
 from lnlab.lessons import step_through as slides
 from lnlab.lessons import token as tk
 from lnlab.markdown import plain
-from lnlab.numbers import DEFAULT_EPS
+from lnlab.numbers import DEFAULT_EPS, fmt
 from lnlab.parse import (
     parse_embeddings,
     parse_labels,
@@ -44,9 +45,10 @@ def _open_link() -> None:
     if not new:
         return
     try:
-        tk.lesson_from_text(
+        lesson = tk.lesson_from_text(
             ss.st_text, ss.st_labels, ss.st_token, ss.st_eps, ss.st_gamma, ss.st_beta
         )
+        state.parse_dy(ss.st_dy, lesson.features)
     except InputError as err:
         for f in FIELDS:
             ss.pop(f.key, None)
@@ -78,8 +80,8 @@ def _lesson(inputs: tuple) -> tk.TokenLesson:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _slides(inputs: tuple) -> slides.Lesson:
-    return slides.slides(_lesson(inputs))
+def _slides(inputs: tuple, dy: np.ndarray) -> slides.Lesson:
+    return slides.slides(_lesson(inputs), dy)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -186,6 +188,21 @@ def _undo_button() -> None:
     )
 
 
+def _dy_box() -> None:
+    """The backward slides' dy: a change reruns the page, which reads it (state.read_dy)."""
+    d = ss.st_inputs[0].shape[1]
+    st.text_input(
+        "dy: one value per feature, or one for all (blank: the default)",
+        key="st_dy",
+        max_chars=state.VECTOR_CHARS,
+        placeholder=", ".join(fmt(v) for v in backward.default_dy(d)),
+        on_change=ui.rerun_app,
+        persist_state=KEEP,
+    )
+    if ss.get("st_dy_error"):
+        ui.show_error(InputError(ss.st_dy_error))
+
+
 def _exports_section() -> None:
     ui.exports(_exports(ss.st_inputs))
 
@@ -201,13 +218,14 @@ if not ui.presenting():
     ss.st_inputs = _inputs()
 else:
     ss.st_inputs = _read()
-ss.st_slides = _slides(ss.st_inputs)  # a click reruns the lesson alone: nothing to rehash
+dy = state.read_dy(ss, ss.st_inputs[0].shape[1])
+ss.st_slides = _slides(ss.st_inputs, dy)  # a click reruns the lesson alone: nothing to rehash
 ui.lesson_view(
     lambda: ss.st_slides,
     page=state.PAGE,
     slide_key="st_step",
     fields=FIELDS,
-    controls={slides.UNDO: _undo_button},
+    controls={slides.UNDO: _undo_button, backward.DY: _dy_box},
     quiz_key="st_quiz",
     after=_exports_section,
 )

@@ -99,6 +99,11 @@ CASES: tuple[Bad, ...] = (
     Bad("st-gamma-ragged", "step_through", "text", "st_gamma", "1 2\n3", "single list"),
     Bad("st-beta-letters", "step_through", "text", "st_beta", "b", "is not a number"),
     Bad("st-beta-nan", "step_through", "text", "st_beta", "nan", "not finite"),
+    Bad("st-dy-letters", "step_through", "text", "st_dy", "a, b, c, d", "is not a number"),
+    Bad("st-dy-two-of-four", "step_through", "text", "st_dy", "1, 2", "2 values"),
+    Bad("st-dy-inf", "step_through", "text", "st_dy", "1, inf, 2, 3", "not finite"),
+    Bad("st-dy-50k-numbers", "step_through", "text", "st_dy", LONG_ROW, "limit is 64"),
+    Bad("st-dy-script", "step_through", "text", "st_dy", SCRIPT, "not a number"),
     # ------------------------------------------------------------ step-through: the grid
     Bad("st-grid-letters", "step_through", "grid", "st_grid", _edit(0, "f2", "abc"), "f2"),
     Bad("st-grid-cleared", "step_through", "grid", "st_grid", _edit(0, "f2", None), "empty"),
@@ -154,6 +159,8 @@ CASES: tuple[Bad, ...] = (
     ),
     Bad("st-url-pipes", "step_through", "url", "", {"x": "1|2|3"}, "separate numbers"),
     Bad("st-url-eps-negative", "step_through", "url", "", {"eps": "-1"}, "eps"),
+    Bad("st-url-dy-two-of-four", "step_through", "url", "", {"dy": "1,2"}, "dy has 2 values"),
+    Bad("st-url-dy-nan", "step_through", "url", "", {"dy": "nan"}, "dy"),
     Bad("st-url-gamma-nan", "step_through", "url", "", {"gamma": "nan"}, "not finite"),
     Bad("st-url-token-99", "step_through", "url", "", {"tok": "99"}, "tok"),
     Bad(

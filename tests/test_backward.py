@@ -29,6 +29,7 @@ rounding of that subtraction (delta = half an ulp of max|x|) is allowed for as a
 import dataclasses
 import zlib
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,13 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import lnlab
 from lnlab import InputError, LayerNormGrads
+from lnlab.backward import (
+    AUTOGRAD_DTYPES,
+    GRADIENTS,
+    AutogradCheck,
+    autograd_backward,
+    autograd_check,
+)
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
@@ -567,3 +575,137 @@ def test_bad_input_raises_input_error(call, match):
 def test_cuda_without_a_gpu_raises_input_error():
     with pytest.raises(InputError, match="CUDA"):
         lnlab.layer_norm_backward(X24, DY24, backend="torch", device="cuda")
+
+
+# ---------------------------------------------------------------- the check beside autograd
+
+
+def autograd_of(check: AutogradCheck, dtype: str) -> SimpleNamespace:
+    return SimpleNamespace(**check.autograd[dtype])
+
+
+def torch_bounds(x, dy, gamma, eps, u) -> Bounds:
+    """lnlab (float64) against torch autograd in arithmetic of epsilon u on the raw values:
+    both roundings, and torch's mean and variance of raw values, off by up to D u max|x| (a
+    shift of every input by that much, to first order)."""
+    delta = x.shape[-1] * u * float(np.abs(x).max())
+    return (
+        Bounds.rounding(x, dy, gamma, eps, u)
+        + Bounds.rounding(x, dy, gamma, eps, EPS64)
+        + Bounds.perturbation(x, dy, gamma, eps, delta)
+    )
+
+
+def lnlab_of(check: AutogradCheck) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return check.grads.dx, check.grads.dgamma, check.grads.dbeta
+
+
+@pytest.mark.parametrize(
+    ("shape", "eps"), [(s, e) for s in SHAPES for e in (0.0, 1e-5, 0.5) if s[-1] > 1 or e > 0]
+)
+def test_autograd_check_agrees_within_rounding(shape, eps):
+    """The slide's table: autograd in float64 and float32 beside lnlab, and its max |Δ|."""
+    x, dy, gamma = draw(shape, seed_of(shape, eps, "autograd"))
+
+    check = autograd_check(x, dy, gamma, eps)
+
+    assert set(check.autograd) == {"float64", "float32"}
+    for dtype, u in (("float64", EPS64), ("float32", EPS32)):
+        got = autograd_of(check, dtype)
+        assert_grads_within(got, lnlab_of(check), torch_bounds(x, dy, gamma, eps, u))
+        for name in GRADIENTS:
+            want = np.abs(getattr(got, name) - getattr(check.grads, name)).max()
+            assert check.max_abs_diff(dtype, name) == want
+    xt = torch.tensor(x, requires_grad=True)
+    gt = torch.tensor(gamma, requires_grad=True)
+    bt = torch.zeros(shape[-1], dtype=torch.float64, requires_grad=True)
+    F.layer_norm(xt, (shape[-1],), gt, bt, eps).backward(torch.tensor(dy))
+    for name, t in zip(GRADIENTS, (xt, gt, bt), strict=True):  # each in its own place
+        assert_array_equal(check.autograd["float64"][name], t.grad.numpy(), name)
+    assert_array_equal(check.grads.dx, lnlab.layer_norm_backward(x, dy, gamma, eps).dx)
+
+
+def test_autograd_check_on_constant_rows():
+    """eps > 0: both finite and agreeing (torch's mean of a constant row may be an ulp off,
+    allowed as a shift); eps = 0: both NaN (0 / 0), which counts as agreement; dbeta = dy."""
+    x = np.stack([np.full(4, 1 / 3), [1.0, -2.0, 0.5, 3.0]])
+    dy = DY[:2]
+
+    check = autograd_check(x, dy, GAMMA4, 1e-5)
+    zero = autograd_check(x, dy, GAMMA4, 0.0)
+
+    assert np.isfinite(check.autograd["float64"]["dx"]).all()
+    bounds = torch_bounds(x, dy, GAMMA4, 1e-5, EPS64) + Bounds.perturbation(
+        x, dy, GAMMA4, 1e-5, centring_delta(x)
+    )
+    assert_grads_within(autograd_of(check, "float64"), lnlab_of(check), bounds)
+    assert np.isnan(zero.autograd["float64"]["dx"][0]).all() and np.isnan(zero.grads.dx[0]).all()
+    assert zero.max_abs_diff("float64", "dx") < 1e-12  # row 2 agrees; row 1 is NaN in both
+    assert zero.max_abs_diff("float32", "dbeta") == 0.0
+
+
+def test_autograd_check_with_one_feature_gives_dx_0_in_both():
+    check = autograd_check([[3.0], [-2.5]], [[1.0], [-0.5]], 2.0, 1e-5)
+
+    for dtype in AUTOGRAD_DTYPES:
+        assert_array_equal(check.autograd[dtype]["dx"], 0.0)
+        assert check.max_abs_diff(dtype, "dx") == 0.0
+    assert_array_equal(check.grads.dx, 0.0)
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-5, 0.5])
+def test_autograd_check_with_two_features_by_hand(eps):
+    """dx = (g_0 - g_1) eps / (2 sigma^3) * (1, -1) (test_two_features_by_hand): autograd too."""
+    x = np.array([[1.0, 2.0], [0.3, -0.1]])
+    dy = np.array([[1.0, 3.0], [-0.5, 2.0]])
+    gamma = np.array([1.5, -2.0])
+
+    check = autograd_check(x, dy, gamma, eps)
+
+    sigma = np.sqrt(((x[:, 1] - x[:, 0]) / 2) ** 2 + eps)
+    g = dy * gamma
+    half = (g[:, 0] - g[:, 1]) * eps / (2 * sigma**3)
+    bound = torch_bounds(x, dy, gamma, eps, EPS64).dx
+    assert_within(check.autograd["float64"]["dx"], np.stack([half, -half], axis=1), bound)
+
+
+def test_autograd_check_on_1e8_plus_x_shows_what_float32_loses():
+    """float64 autograd agrees with lnlab to rounding of 1e8 + x's statistics; float32 cannot
+    hold 1e8 + x (its spacing there is 8), so its gradients are of another input altogether,
+    and the check says so: a difference as large as the gradients."""
+    rng = np.random.default_rng(18)
+    x, dy, gamma = 1e8 + rng.standard_normal((2, 6)), rng.standard_normal((2, 6)), np.ones(6)
+
+    check = autograd_check(x, dy, gamma, 1e-5)
+
+    assert_grads_within(
+        autograd_of(check, "float64"), lnlab_of(check), torch_bounds(x, dy, gamma, 1e-5, EPS64)
+    )
+    assert check.max_abs_diff("float64", "dx") < 1e-6 * np.abs(check.grads.dx).max()
+    assert check.max_abs_diff("float32", "dx") > 0.1 * np.abs(check.grads.dx).max()
+
+
+def test_max_abs_diff_is_nan_where_only_one_side_is():
+    grads = lnlab.layer_norm_backward([1.0, 2.0], [1.0, 0.0])
+    theirs = {"dx": np.array([np.nan, 0.5]), "dgamma": grads.dgamma, "dbeta": grads.dbeta}
+
+    check = AutogradCheck(grads, {"float64": theirs})
+
+    assert np.isnan(check.max_abs_diff("float64", "dx"))
+    assert check.max_abs_diff("float64", "dbeta") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: autograd_check(X24, WITH_INF), r"dy\[1, 3\] is -inf"),
+        (lambda: autograd_check(X24, DY24[0]), "dy has shape"),
+        (lambda: autograd_check(X24, DY24, [1.0, 2.0]), "gamma"),
+        (lambda: autograd_check(X24, DY24, eps=-1.0), "epsilon"),
+        (lambda: autograd_backward(X24, DY24, dtype="int8"), "int8"),
+    ],
+    ids=["inf dy", "dy shape", "gamma length", "negative eps", "unknown dtype"],
+)
+def test_autograd_check_refuses_bad_input(call, match):
+    with pytest.raises(InputError, match=match):
+        call()

@@ -96,6 +96,9 @@ def test_next_and_previous_walk_through_the_steps(at):
     for _ in range(4):
         at.button(key="step_through_next").click().run()
     assert step_titles(at) == ["9. The whole prompt: normalized"]
+    for _ in range(6):  # the backward pass
+        at.button(key="step_through_next").click().run()
+    assert step_titles(at) == ["15. Check beside torch autograd"]
     assert at.button(key="step_through_next").disabled
     assert at.button(key="step_through_next_pgdn").disabled
     assert not at.exception
@@ -104,7 +107,7 @@ def test_next_and_previous_walk_through_the_steps(at):
 def test_all_at_once_shows_every_section(at):
     at.toggle(key="step_through_all").set_value(True).run()
     titles = step_titles(at)
-    assert len(titles) == 9
+    assert len(titles) == 15
     assert titles[3] == "4. Normalize"
     assert metric(at, "μ") == 5.0 and metric(at, "σ²") == 5.0
     assert metric(at, "σ_ε") == pytest.approx(STD, rel=1e-6)

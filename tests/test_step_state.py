@@ -59,4 +59,4 @@ def test_link_fields_travel_what_the_page_shows():
     assert fields["gamma"].from_widget("junk").tolist() == [1.0]  # one value for all
     assert fields["beta"].from_widget("junk").tolist() == [0.0, 1.0]
     assert fields["labels"].from_widget("") == "a"
-    assert fields["step"].param.hi == state.SECTION_COUNT == 9
+    assert fields["step"].param.hi == state.SECTION_COUNT == 15

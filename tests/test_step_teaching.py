@@ -195,7 +195,7 @@ def test_typed_embeddings_travel_exactly():
     assert first.query_params["all"] == "1"
     second = open_page(link(first))
     assert shown(second) == shown(first)
-    assert len(step_titles(second)) == 9
+    assert len(step_titles(second)) == 15
 
 
 def test_a_link_applies_once_so_edits_after_it_stay():
@@ -219,7 +219,7 @@ BAD_LINKS = {
     "token not whole": {"tok": "1.5"},
     "gamma of the wrong length": {"gamma": "1,2"},
     "beta of the wrong length": {"x": "1,2,3", "beta": "0,1"},
-    "step 10": {"step": "10"},
+    "step 16": {"step": "16"},
     "step 0": {"step": "0"},
     "unknown version": {"v": "9"},
     "unknown parameter": {"junk": "1"},
@@ -245,7 +245,7 @@ def test_bad_links_open_the_default_example_with_a_notice(query):
 def test_a_bad_link_says_what_is_wrong():
     assert "token 2 does not exist" in notice(open_page({"tok": "2"}))
     assert "gamma has 2 values" in notice(open_page({"gamma": "1,2"}))
-    assert "step: 10 is outside 1..9" in notice(open_page({"step": "10"}))
+    assert "step: 16 is outside 1..15" in notice(open_page({"step": "16"}))
 
 
 # ---------------------------------------------------------------- presenter mode
@@ -256,7 +256,7 @@ def test_presenter_mode_shows_one_step_and_next_moves_on():
     assert step_titles(at) == ["1. Mean"]  # one section per slide, even with "all"
     assert token_heading(at) == "Token 1: token"  # the token's numbers on top of the slide
     assert any("2, 4, 6, 8" in m.value for m in at.markdown if m.value.startswith("**Token"))
-    assert any(m.value.startswith("**Slide 1 of 9**") for m in at.markdown)
+    assert any(m.value.startswith("**Slide 1 of 15**") for m in at.markdown)
     keys = {w.key for w in [*at.text_area, *at.text_input, *at.toggle, *at.selectbox]}
     assert not keys & {"st_text", "st_labels", "st_gamma", "st_beta", "step_through_all", "st_quiz"}
     assert "st_step" not in keys  # the section chooser is off-slide
@@ -271,12 +271,12 @@ def test_presenter_mode_shows_one_step_and_next_moves_on():
     assert (at.query_params["step"], at.query_params["present"]) == ("2", "1")
     at.run()
     assert step_titles(at) == ["2. Variance"]
-    for _ in range(7):
+    for _ in range(13):
         at.button(key="step_through_next_pgdn").click().run()
-    assert step_titles(at) == ["9. The whole prompt: normalized"]
+    assert step_titles(at) == ["15. Check beside torch autograd"]
     assert at.button(key="step_through_next").disabled
     at.button(key="step_through_prev_pgup").click().run()
-    assert step_titles(at) == ["8. The whole prompt: input"]
+    assert step_titles(at) == ["14. Why dx sums to 0, and dx · x̂"]
 
 
 def test_every_part_of_the_lesson_is_a_slide():
@@ -381,7 +381,7 @@ def test_a_step_further_on_asks_its_own_question():
 
 def test_all_sections_at_once_each_wait_for_their_own_question():
     at = open_page({"q": "1", "all": "1"})
-    assert len(step_titles(at)) == 9
+    assert len(step_titles(at)) == 15
     assert not has_metric(at, "μ") and not has_metric(at, "σ²")
     assert has_metric(at, "σ_ε")  # step 3 asks nothing
     answer(at, "mean", "5")

@@ -1,9 +1,13 @@
 """The "Step through one token" lesson as slides: the five steps, the check, the undo and the
-whole prompt, each one section, built from a TokenLesson (lnlab.lessons.token)."""
+whole prompt, each one section, built from a TokenLesson (lnlab.lessons.token); then the
+backward pass (lnlab.lessons.backward)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from lnlab.latex import num
+from lnlab.lessons import backward
 from lnlab.lessons.model import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.lessons.token import (
     TokenLesson,
@@ -34,17 +38,19 @@ BARS_CAPTION = (
 UNDO = "undo"  # the section whose button (drawn by the page) sets γ and β to undo the norm
 
 
-def slides(lesson: TokenLesson) -> Lesson:
-    """The page's lesson: steps 1-5, then the check, the undo, and the whole prompt."""
+def slides(lesson: TokenLesson, dy: np.ndarray | None = None) -> Lesson:
+    """The page's lesson: steps 1-5, then the check, the undo, the whole prompt, and the
+    backward pass with upstream gradient `dy` (None: backward.default_dy)."""
     questions = step_questions(lesson)
     steps = tuple(_step(lesson, k, questions[k]) for k in range(len(STEPS)))
+    back = backward.sections(lesson, dy)
     return Lesson(
         key="step_through",
         title=TITLE,
         intro=INTRO,
         context=f"**Token {lesson.token + 1}: {plain(lesson.labels[lesson.token])}** · "
         + plain(token_summary(lesson)),
-        sections=(*steps, _check(lesson), _undo(lesson), *_prompt(lesson)),
+        sections=(*steps, _check(lesson), _undo(lesson), *_prompt(lesson), *back),
     )
 
 
