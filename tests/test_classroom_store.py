@@ -5,10 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import math
+import multiprocessing
 import threading
 from collections import Counter
 
+import db
 import pytest
+import server_process
 
 from lnlab.classroom import store as store_module
 from lnlab.classroom.live import LiveOption, LiveQuestion
@@ -419,5 +422,40 @@ def test_sixty_students_answering_in_the_same_second(posed) -> None:
     assert all(results[sid] == [True, False] for sid in ids)
     tally = store.tally(code, secret, "q1")
     groups = {o.text: o.group for o in question().options}
+    assert tally.answered == 60
+    assert tally.by_group == Counter(groups[chosen[sid]] for sid in ids)
+
+
+def test_sixty_students_on_two_server_processes(posed, db_url: str, tmp_path) -> None:
+    """Two processes share the database (as two servers would): they migrate a fresh one at the
+    same moment, then 60 students, 30 per process, answer in the same second."""
+    store, code, secret = posed
+    fresh_url = (
+        f"sqlite:///{tmp_path / 'fresh.db'}"
+        if db_url.startswith("sqlite")
+        else db.schema_url(db_url.split("?")[0])
+    )
+    options = [o.text for o in question().options]
+    ids = [store.join(code) for _ in range(60)]
+    chosen = {sid: options[i % len(options)] for i, sid in enumerate(ids)}
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Barrier(2), context.Queue()
+    processes = [
+        context.Process(
+            target=server_process.answer,
+            args=(db_url, fresh_url, code, "q1", dict(ids_part), start, results),
+        )
+        for ids_part in (list(chosen.items())[i::2] for i in range(2))
+    ]
+    for process in processes:
+        process.start()
+    outcomes = [results.get(timeout=120) for _ in processes]
+    for process in processes:
+        process.join(timeout=30)
+    assert [version for version, _ in outcomes] == [len(MIGRATIONS)] * 2
+    answered = {sid: result for _, part in outcomes for sid, result in part.items()}
+    assert answered == {sid: [True, False] for sid in ids}
+    groups = {o.text: o.group for o in question().options}
+    tally = store.tally(code, secret, "q1")
     assert tally.answered == 60
     assert tally.by_group == Counter(groups[chosen[sid]] for sid in ids)

@@ -17,7 +17,9 @@ Nothing personal is stored: a student is a random id and an optional nickname (2
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import hashlib
 import io
 import os
@@ -26,7 +28,6 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,6 +161,42 @@ answers = sa.Table(
     sa.Column("answered_at", sa.Float, nullable=False),
 )
 
+
+def _answer_context() -> sa.Select:
+    """For answer(): the class's current question, and how many answers the student has given
+    in all and to the current question; no row when the class is unknown or ended or the
+    student is not in it."""
+    mine = (answers.c.code == classes.c.code, answers.c.student_id == students.c.student_id)
+    given = sa.select(sa.func.count()).select_from(answers).where(*mine)
+    done = given.where(answers.c.qid == classes.c.current_qid)
+    current = sa.and_(questions.c.code == classes.c.code, questions.c.qid == classes.c.current_qid)
+    return (
+        sa.select(
+            classes.c.current_qid,
+            questions.c.body,
+            given.scalar_subquery().label("given"),
+            done.scalar_subquery().label("done"),
+        )
+        .select_from(
+            classes.join(students, students.c.code == classes.c.code).outerjoin(questions, current)
+        )
+        .where(
+            classes.c.code == sa.bindparam("code"),
+            students.c.student_id == sa.bindparam("sid"),
+            classes.c.expires_at > sa.bindparam("now"),
+        )
+    )
+
+
+_ANSWER_CONTEXT = _answer_context()
+
+
+@functools.lru_cache(maxsize=256)
+def _question_from(body: str) -> LiveQuestion:
+    """A stored question, parsed once per process (questions never change once stored)."""
+    return LiveQuestion.from_json(body)
+
+
 # The schema's history, oldest first: version n is reached by running MIGRATIONS[n - 1].
 # Append new versions; never edit one that has shipped. The SQL is portable (SQLite, PostgreSQL).
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -213,7 +250,8 @@ def database_url(url: str | None = None) -> str:
     return url
 
 
-def _engine(url: str) -> Engine:
+def create_engine(url: str) -> Engine:
+    """The engine the store uses for `url` (SQLite: WAL, busy timeout, writers BEGIN IMMEDIATE)."""
     if not url.startswith("sqlite"):
         return sa.create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
     engine = sa.create_engine(
@@ -253,8 +291,9 @@ class ClassStore:
         self.url = database_url(url)
         self.clock = clock
         self.limits = limits
-        self._engine = _engine(self.url)
+        self._engine = create_engine(self.url)
         self._postgres = self._engine.dialect.name == "postgresql"
+        self._write_lock = contextlib.nullcontext() if self._postgres else threading.Lock()
         self.migrate()
 
     def close(self) -> None:
@@ -263,14 +302,16 @@ class ClassStore:
 
     # --- transactions and schema -------------------------------------------------------------
 
-    @contextmanager
+    @contextlib.contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn:
+        # SQLite has one writer at a time: this process's writers queue on a lock rather than
+        # in SQLite's busy handler, which sleeps up to 100 ms between tries.
+        with self._write_lock, self._engine.connect() as conn:
             conn.execution_options(lnlab_write=True)
             with conn.begin():
                 yield conn
 
-    @contextmanager
+    @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
         with self._engine.connect() as conn, conn.begin():
             yield conn
@@ -440,7 +481,7 @@ class ClassStore:
         """How many joined, how many answered `qid`, and how many fell into each group."""
         with self._read() as conn:
             row = self._teacher(conn, code, teacher_secret, "see the answers")
-            question = LiveQuestion.from_json(self._question(conn, row.code, qid).body)
+            question = _question_from(self._question(conn, row.code, qid).body)
             joined = self._count(conn, students, students.c.code == row.code)
             counts = conn.execute(
                 sa.select(answers.c.grp, sa.func.count())
@@ -480,7 +521,7 @@ class ClassStore:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["question", "prompt", "group", "count"])
         for qid, body in posed:
-            question = LiveQuestion.from_json(body)
+            question = _question_from(body)
             for group in question.groups:
                 writer.writerow([qid, question.prompt, group, by_question.get((qid, group), 0)])
         return out.getvalue()
@@ -527,7 +568,7 @@ class ClassStore:
             if row.current_qid is None:
                 return None
             question = self._question(conn, row.code, row.current_qid)
-        return Posed(LiveQuestion.from_json(question.body), bool(question.revealed))
+        return Posed(_question_from(question.body), bool(question.revealed))
 
     def answer(self, code: str, student_id: str, qid: str, option: str) -> bool:
         """Record the student's first answer to the current question `qid`.
@@ -535,23 +576,32 @@ class ClassStore:
         False when the student has already answered it or it is not the current question;
         ClassError for an unknown student, an option the question does not have, or a cap.
         """
+        code = normalize_code(code)
+        if not isinstance(student_id, str) or not isinstance(qid, str):
+            raise ClassError("join the class first (your place in it was not found)")
         with self._write() as conn:
-            row = self._class(conn, code)
-            if self._student(conn, row.code, student_id, lock=True) is None:
+            # One round trip for what the checks need; it also locks the student's row (on
+            # PostgreSQL), so one student's answers queue and the answers cap holds.
+            context = (
+                _ANSWER_CONTEXT.with_for_update(of=students)
+                if self._postgres
+                else (_ANSWER_CONTEXT)
+            )
+            row = conn.execute(
+                context, {"code": code, "sid": student_id, "now": self.clock()}
+            ).first()
+            if row is None:
+                self._class(conn, code)  # says why when the class is unknown or ended
                 raise ClassError("join the class first (your place in it was not found)")
-            if row.current_qid != qid:
+            if row.current_qid != qid or row.done:
                 return False
-            question = LiveQuestion.from_json(self._question(conn, row.code, qid).body)
-            chosen = question.option(option) if isinstance(option, str) else None
+            chosen = _question_from(row.body).option(option) if isinstance(option, str) else None
             if chosen is None:
                 raise ClassError("that is not one of this question's options")
-            where = (answers.c.code == row.code, answers.c.student_id == student_id)
-            if self._count(conn, answers, *where, answers.c.qid == qid):
-                return False
-            if self._count(conn, answers, *where) >= self.limits.answers:
+            if row.given >= self.limits.answers:
                 raise ClassError(f"you have given {self.limits.answers} answers, the limit")
             insert = _insert(self._engine)(answers).values(
-                code=row.code,
+                code=code,
                 student_id=student_id,
                 qid=qid,
                 option=chosen.text,
