@@ -239,6 +239,41 @@ def test_score_counts_revealed_questions_and_survives_a_reload(posed) -> None:
     assert store.join(code, "forged-or-stale") != "forged-or-stale"
 
 
+X = object()  # where a hostile value goes in a call
+HOSTILE = (None, 7, ["q1"], "", "\x00", "q1\x00", "x" * 100_000, "'; DROP TABLE answers; --")
+
+
+def test_anything_a_student_sends_gets_a_message_or_nothing(posed) -> None:
+    """Every value a browser could send, in every argument a student controls: a ClassError,
+    False or None, never another exception, and nothing counted."""
+    store, code, secret = posed
+    student = store.join(code)
+    calls = [
+        ("check_code", (X,)),
+        ("join", (X,)),
+        ("join", (code, X)),
+        ("join", (code, None, X)),
+        ("answer", (X, student, "q1", "5")),
+        ("answer", (code, X, "q1", "5")),
+        ("answer", (code, student, X, "5")),
+        ("answer", (code, student, "q1", X)),
+        ("my_answer", (code, X, "q1")),
+        ("my_answer", (code, student, X)),
+        ("score", (code, X)),
+        ("tally", (code, secret, X)),
+        ("reveal", (code, X, "q1")),
+    ]
+    for bad in HOSTILE:
+        for method, args in calls:
+            try:
+                result = getattr(store, method)(*(bad if a is X else a for a in args))
+            except ClassError:
+                continue
+            assert result in (False, None, (0, 0)) or isinstance(result, str), (method, bad)
+    assert store.tally(code, secret, "q1").answered == 0
+    assert store.answer(code, student, "q1", "5")
+
+
 # --- students and nicknames ------------------------------------------------------------------
 
 
@@ -365,6 +400,34 @@ def test_schema_is_migrated_once(store: ClassStore, db_url: str) -> None:
     for thread in threads:
         thread.join()
     assert found == [len(MIGRATIONS)] * 4
+
+
+def test_a_new_migration_runs_once_on_an_existing_database(posed) -> None:
+    store, code, _ = posed
+    later = (*MIGRATIONS, ("CREATE TABLE later (n INTEGER)", "INSERT INTO later VALUES (1)"))
+    assert store.migrate(later) == len(MIGRATIONS)
+    assert store.migrate(later) == len(later)
+    assert store.schema_version() == len(later)
+    assert store.check_code(code).code == code  # the class is still there
+    with pytest.raises(RuntimeError, match="newer than this code"):
+        store.migrate()
+
+
+def test_default_store_is_one_per_process(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv(store_module.URL_ENV, f"sqlite:///{tmp_path / 'app.db'}")
+    monkeypatch.setattr(store_module, "_default", None)
+    stores = []
+    threads = [
+        threading.Thread(target=lambda: stores.append(store_module.default_store()))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(s) for s in stores}) == 1
+    assert stores[0].url.endswith("app.db")
+    stores[0].close()
 
 
 def test_default_url(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,7 +27,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -233,7 +233,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX answers_by_question ON answers (code, qid, grp)",
     ),
 )
-SCHEMA_VERSION = len(MIGRATIONS)
 # PostgreSQL advisory lock keys: one held while migrating, one while opening a class.
 _MIGRATION_LOCK, _OPEN_LOCK = 73012024, 73012025
 
@@ -316,8 +315,8 @@ class ClassStore:
         with self._engine.connect() as conn, conn.begin():
             yield conn
 
-    def migrate(self) -> int:
-        """Bring the schema to SCHEMA_VERSION; returns the version found before.
+    def migrate(self, migrations: Sequence[Sequence[str]] = MIGRATIONS) -> int:
+        """Run the migrations the database has not had yet; returns the version found before.
 
         Several processes may open the store at once: PostgreSQL serialises them on an advisory
         lock, SQLite on its write lock (BEGIN IMMEDIATE), so each migration runs exactly once.
@@ -331,8 +330,13 @@ class ClassStore:
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
             )
             found = conn.exec_driver_sql("SELECT MAX(version) FROM schema_version").scalar() or 0
-            for version in range(found + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[version - 1]:
+            if found > len(migrations):
+                raise RuntimeError(
+                    f"the class database is at schema version {found}, newer than this code's "
+                    f"{len(migrations)}: update lnlab, or point {URL_ENV} at another database"
+                )
+            for version in range(found + 1, len(migrations) + 1):
+                for statement in migrations[version - 1]:
                     conn.exec_driver_sql(statement)
                 conn.exec_driver_sql(f"INSERT INTO schema_version (version) VALUES ({version})")
             return found
@@ -369,17 +373,19 @@ class ClassStore:
         return row
 
     def _question(self, conn: Connection, code: str, qid: str) -> sa.Row:
-        if not isinstance(qid, str):
-            raise ClassError("a question id is text")
-        row = conn.execute(
-            sa.select(questions).where(questions.c.code == code, questions.c.qid == qid)
-        ).first()
+        row = (
+            None
+            if not _is_key(qid)
+            else conn.execute(
+                sa.select(questions).where(questions.c.code == code, questions.c.qid == qid)
+            ).first()
+        )
         if row is None:
             raise ClassError("this question has not been posed in this class")
         return row
 
     def _student(self, conn: Connection, code: str, student_id: str, *, lock: bool = False):
-        if not isinstance(student_id, str) or len(student_id) > 100:
+        if not _is_key(student_id):
             return None
         query = sa.select(students).where(
             students.c.code == code, students.c.student_id == student_id
@@ -577,8 +583,10 @@ class ClassStore:
         ClassError for an unknown student, an option the question does not have, or a cap.
         """
         code = normalize_code(code)
-        if not isinstance(student_id, str) or not isinstance(qid, str):
+        if not _is_key(student_id):
             raise ClassError("join the class first (your place in it was not found)")
+        if not _is_key(qid):
+            return False
         with self._write() as conn:
             # One round trip for what the checks need; it also locks the student's row (on
             # PostgreSQL), so one student's answers queue and the answers cap holds.
@@ -614,10 +622,10 @@ class ClassStore:
 
     def my_answer(self, code: str, student_id: str, qid: str) -> str | None:
         """The option this student chose for `qid`, or None (only ever the caller's own)."""
-        if not isinstance(student_id, str) or not isinstance(qid, str):
-            return None
         with self._read() as conn:
             row = self._class(conn, code)
+            if not (_is_key(student_id) and _is_key(qid)):
+                return None
             return conn.execute(
                 sa.select(answers.c.option).where(
                     answers.c.code == row.code,
@@ -631,6 +639,8 @@ class ClassStore:
         score never gives an answer away before the teacher shows it."""
         with self._read() as conn:
             row = self._class(conn, code)
+            if not _is_key(student_id):
+                return 0, 0
             right, answered = conn.execute(
                 sa.select(sa.func.coalesce(sa.func.sum(answers.c.correct), 0), sa.func.count())
                 .select_from(
@@ -657,6 +667,12 @@ def _insert(engine: Engine):
     else:
         from sqlalchemy.dialects.sqlite import insert
     return insert
+
+
+def _is_key(value: object) -> bool:
+    """Whether a student id or question id from a caller can be looked up: short text with no
+    NUL (PostgreSQL refuses NUL in text). Anything else is simply not found."""
+    return isinstance(value, str) and 0 < len(value) <= 100 and "\x00" not in value
 
 
 def check_nickname(nickname: str) -> str:
