@@ -12,6 +12,7 @@ from collections import Counter
 import db
 import pytest
 import server_process
+import sqlalchemy as sa
 
 from lnlab.classroom import store as store_module
 from lnlab.classroom.live import LiveOption, LiveQuestion
@@ -400,6 +401,21 @@ def test_schema_is_migrated_once(store: ClassStore, db_url: str) -> None:
     for thread in threads:
         thread.join()
     assert found == [len(MIGRATIONS)] * 4
+
+
+def test_the_query_tables_match_the_migrated_schema(store: ClassStore, db_url: str) -> None:
+    """The migrations are the schema's history; the Table objects the queries use must name
+    the same columns, with the same primary keys."""
+    engine = sa.create_engine(db_url)
+    try:
+        inspector = sa.inspect(engine)
+        for table in store_module.metadata.sorted_tables:
+            columns = [column["name"] for column in inspector.get_columns(table.name)]
+            assert columns == [column.name for column in table.columns]
+            primary = inspector.get_pk_constraint(table.name)["constrained_columns"]
+            assert primary == [column.name for column in table.primary_key]
+    finally:
+        engine.dispose()
 
 
 def test_a_new_migration_runs_once_on_an_existing_database(posed) -> None:

@@ -122,10 +122,10 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-_metadata = sa.MetaData()
+metadata = sa.MetaData()  # the tables as the queries see them (the migrations make them)
 classes = sa.Table(
     "classes",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("teacher_digest", sa.Text, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -134,7 +134,7 @@ classes = sa.Table(
 )
 students = sa.Table(
     "students",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("student_id", sa.Text, primary_key=True),
     sa.Column("nickname", sa.Text, nullable=False),
@@ -142,7 +142,7 @@ students = sa.Table(
 )
 questions = sa.Table(
     "questions",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("qid", sa.Text, primary_key=True),
     sa.Column("body", sa.Text, nullable=False),
@@ -151,7 +151,7 @@ questions = sa.Table(
 )
 answers = sa.Table(
     "answers",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("student_id", sa.Text, primary_key=True),
     sa.Column("qid", sa.Text, primary_key=True),
