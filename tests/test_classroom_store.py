@@ -451,6 +451,8 @@ def test_default_url(monkeypatch: pytest.MonkeyPatch) -> None:
     assert store_module.database_url().endswith(".lnlab-data/classes.db")
     monkeypatch.setenv(store_module.URL_ENV, "postgresql://u@h/db")
     assert store_module.database_url() == "postgresql+psycopg://u@h/db"
+    with pytest.raises(InputError, match="not memory"):
+        store_module.database_url("sqlite://")
 
 
 # --- the CSV and the question's JSON ---------------------------------------------------------

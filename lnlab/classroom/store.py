@@ -243,6 +243,8 @@ def database_url(url: str | None = None) -> str:
     if not url:
         DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{DEFAULT_PATH}"
+    if url.startswith("sqlite") and (url == "sqlite://" or ":memory:" in url):
+        raise InputError(f"{URL_ENV}: the class store needs a database file or server, not memory")
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):  # psycopg 3 is the driver we ship
             return "postgresql+psycopg://" + url.removeprefix(prefix)
