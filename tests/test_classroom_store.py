@@ -326,6 +326,39 @@ def test_caps(db_url: str, clock: Clock) -> None:
         store.close()
 
 
+def at_once(action, times: int) -> list[object]:
+    """Run `action` on `times` threads released together; each result or ClassError."""
+    barrier = threading.Barrier(times)
+    results: list[object] = []
+
+    def run() -> None:
+        barrier.wait()
+        try:
+            results.append(action())
+        except ClassError as error:
+            results.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(times)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_caps_hold_when_everyone_arrives_at_once(db_url: str, clock: Clock) -> None:
+    store = ClassStore(db_url, clock=clock, limits=Limits(classes=4, students=5))
+    try:
+        opened = at_once(store.open_class, 12)
+        assert sum(not isinstance(r, ClassError) for r in opened) == 4
+        code = next(r.code for r in opened if not isinstance(r, ClassError))
+        joined = at_once(lambda: store.join(code), 12)
+        assert sum(isinstance(r, str) for r in joined) == 5
+        assert store.check_code(code).students == 5
+    finally:
+        store.close()
+
+
 def test_answers_per_student_cap(db_url: str, clock: Clock) -> None:
     store = ClassStore(db_url, clock=clock, limits=Limits(answers=2))
     try:
