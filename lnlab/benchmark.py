@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lnlab import backend as bk
-from lnlab.errors import InputError
+from lnlab.errors import BusyError, InputError  # BusyError: the pages catch it from here
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.traffic import copy_bytes, fused_bytes, step_bytes
 
@@ -37,10 +37,6 @@ CPU_THREADS = 1
 BUSY_MESSAGE = "Another visitor's benchmark is running; try again in a few seconds."
 
 _heavy_run = threading.Semaphore(1)  # one scale-up run at a time in the whole server
-
-
-class BusyError(InputError):
-    """Another scale-up run holds the server's benchmark slot."""
 
 
 def element_cap(device: str) -> int:
