@@ -30,6 +30,11 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+def seconds(s: float) -> str:
+    """A duration for people: '0.05 s', '2.5 s', '60 s'."""
+    return f"{s:.2g} s" if s < 10 else f"{s:.0f} s"
+
+
 def waiting_text(place: int) -> str:
     """What a waiting visitor reads: 'You are 2nd in line ...'."""
     ahead = "the current run" if place == 1 else f"the current run and {place - 1} more"
@@ -97,8 +102,8 @@ class FairQueue:
             expected = (len(self._line) + 1) * self._typical_s
             if expected > max_wait_s:
                 raise BusyError(
-                    f"The line for the benchmark slot is about {expected:.0f} s long, over the "
-                    f"{max_wait_s:.0f} s limit; try again in a minute."
+                    f"The line for the benchmark slot is about {seconds(expected)} long, over "
+                    f"the {seconds(max_wait_s)} limit; try again in a minute."
                 )
             self._line.append(owner)
         try:
@@ -124,7 +129,7 @@ class FairQueue:
                 now = time.monotonic()
                 if now >= deadline:
                     raise BusyError(
-                        f"Waited {max_wait_s:.0f} s without reaching the benchmark slot "
+                        f"Waited {seconds(max_wait_s)} without reaching the benchmark slot "
                         f"(still {ordinal(place)} in line); try again later."
                     )
                 if place == shown and now - shown_at < self.heartbeat_s:

@@ -9,7 +9,7 @@ import pytest
 
 from lnlab import fair_queue
 from lnlab.benchmark import BusyError
-from lnlab.fair_queue import FairQueue, ordinal, waiting_text
+from lnlab.fair_queue import FairQueue, ordinal, seconds, waiting_text
 
 
 def wait_until(condition, timeout_s: float = 5.0) -> None:
@@ -93,7 +93,7 @@ def test_a_wait_past_the_limit_is_refused_and_leaves_the_line() -> None:
     with queue.turn("a"):
         thread = waiter(queue, "b", log, max_wait_s=0.05)
         thread.join(5)
-        assert log and "Waited 0 s without reaching" in log[0] and "1st in line" in log[0]
+        assert log and "Waited 0.05 s without reaching" in log[0] and "1st in line" in log[0]
         assert queue.place("b") is None
     # Hold times are remembered: a line that would take longer than the limit is refused.
     queue = FairQueue()
@@ -144,3 +144,4 @@ def test_module_slot_and_texts() -> None:
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"
     ]  # fmt: skip
     assert waiting_text(2).startswith("You are 2nd in line")
+    assert [seconds(s) for s in (0.05, 2.5, 60.0, 100.4)] == ["0.05 s", "2.5 s", "60 s", "100 s"]
