@@ -169,7 +169,8 @@ async def measure(
                 f"{label}: visitor {name}'s first run (before the phases): "
                 f"{time.perf_counter() - start:.1f} s press to result"
                 + (
-                    " (starts the worker process: a fresh Python importing torch)."
+                    " (where there is a worker process, this run starts it: a fresh Python "
+                    "importing torch)."
                     if name == "A"
                     else "."
                 )

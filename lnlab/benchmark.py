@@ -37,7 +37,6 @@ MAX_SEQ = 8192
 MAX_FEATURES = 16384
 DEADLINE_S = 3.0  # one run, warm-up included: timing stops here and reports what it has
 STOP_GRACE_S = 2.0  # this long past the deadline, the worker is stopped (a call never ends)
-MAX_WAIT_S = 60.0  # the longest a visitor waits in line for the slot
 WARMUP = 2
 MAX_SAMPLES = 25
 MIN_SAMPLE_S = 1e-3  # a sample repeats the call until it lasts this long (timer resolution)
@@ -285,7 +284,7 @@ def run_scale_up(
     owner: str | None = None,
     on_wait: Callable[[int], None] | None = None,
     deadline_s: float = DEADLINE_S,
-    max_wait_s: float = MAX_WAIT_S,
+    max_wait_s: float = fair_queue.MAX_WAIT_S,
 ) -> ScaleUp:
     """The page's benchmark: checked sizes, `owner`'s first-come turn at the server's one
     heavy-work slot (on_wait(place) while in line), then timed_run in the worker process.

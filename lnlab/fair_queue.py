@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from lnlab.errors import BusyError
 
 MAX_WAITING = 30  # visitors in line at most; later ones are refused at once
-MAX_WAIT_S = 60.0
+MAX_WAIT_S = 60.0  # the longest a visitor waits in line (by default)
 HEARTBEAT_S = 0.5  # on_wait runs at least this often, so a page can notice its visitor left
 TYPICAL_WEIGHT = 0.3  # weight of the newest hold time in the running estimate
 
