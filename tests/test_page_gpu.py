@@ -239,6 +239,22 @@ def test_a_refused_run_says_why(monkeypatch, setup, message):
     assert not _has_frame(at, "median time (ms)")
 
 
+def test_where_no_worker_can_start_the_timings_say_they_ran_in_the_server(monkeypatch):
+    def no_processes(method: str):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(worker.multiprocessing, "get_context", no_processes)
+    monkeypatch.setattr(benchmark, "_WORKER", worker.Worker())
+    at = _small_run_ready("page visitor")
+    at.button(key="gpu_run").click().run()
+    assert not at.exception and not at.warning
+    assert _has_frame(at, "median time (ms)")
+    assert any(
+        "Timed in the server process: the benchmark worker could not start" in c.value
+        for c in at.caption
+    )
+
+
 # ---------------------------------------------------------------- links, presenter mode, exports
 
 UNAVAILABLE = next(
