@@ -8,6 +8,7 @@ BENCHMARKS = (
     "bench.browser",
     "bench.sessions",
     "bench.classroom",
+    "bench.gpu_fairness",
 )
 
 for name in BENCHMARKS:
