@@ -4,10 +4,10 @@ The benchmark's timing loop is Python calling torch: in the server process it ho
 for seconds and every other session's rerun waits. In a worker process it only shares the
 CPU cores, at a lower priority (WORKER_NICE) so other sessions' edits go first. The worker is
 started with "spawn" (a fresh interpreter: no copy of the server's threads, locks or CUDA
-state; the server's main module must guard its start with `if __name__ == "__main__"`, as
-lnlab.ui.serve and streamlit's do), imports torch once, and is reused; CUDA is initialised
-inside it by the first job that uses a GPU. A job past its time limit, or a worker that
-dies, costs one run: the worker is stopped and the next job starts a new one.
+state; _no_main says why it does not re-run the server's main module), imports torch once,
+and is reused; CUDA is initialised inside it by the first job that uses a GPU. A job past
+its time limit, or a worker that dies, costs one run: the worker is stopped and the next
+job starts a new one.
 """
 
 from __future__ import annotations
@@ -17,14 +17,33 @@ import importlib
 import multiprocessing
 import os
 import pickle
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
+from types import ModuleType
 from typing import Any
 
 START_TIMEOUT_S = 60.0  # a fresh interpreter importing torch: 2-4 s here, more under load
 WORKER_NICE = 10  # added to the worker's niceness: other sessions' reruns go first
+
+
+@contextlib.contextmanager
+def _no_main() -> Iterator[None]:
+    """Start a spawned child without the parent's `__main__`.
+
+    Spawn re-runs the parent's main module in the child (by its file or module name). Under
+    Streamlit that is the page script that ran last, since its script runner installs each page
+    as `sys.modules["__main__"]`: the child would import Streamlit and run a page. An empty
+    module in its place while the child starts gives it nothing to re-run.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 class WorkerError(Exception):
@@ -135,7 +154,8 @@ class Worker:
         process = context.Process(
             target=_serve, args=(theirs, self.preload), name="lnlab-worker", daemon=True
         )
-        process.start()
+        with _no_main():
+            process.start()
         theirs.close()
         self._process, self._conn = process, ours
         self.started += 1

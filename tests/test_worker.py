@@ -5,10 +5,12 @@ timing stops at one deadline that counts the warm-up."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from types import SimpleNamespace
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from lnlab import benchmark, worker
 from lnlab.errors import InputError
@@ -113,3 +115,17 @@ def test_the_deadline_counts_the_warm_up_and_stops_mid_round(monkeypatch):
     assert [m.samples for m in measured] == [1, 1, 1]
     assert [m.median_s for m in measured] == pytest.approx([0.1] * 3)
     assert clock.now == pytest.approx(1.2)
+
+
+def test_a_worker_starts_after_a_streamlit_run_replaced_main(light):
+    """Streamlit installs each page script as sys.modules["__main__"]; spawn would re-run it
+    in the child (and fail, or run a page there). The worker starts without it."""
+    AppTest.from_function(_a_page).run()
+    assert "tmp" in getattr(sys.modules["__main__"], "__file__", "")  # the page, not pytest
+    assert light.call(os.getpid, timeout_s=30) != os.getpid()
+
+
+def _a_page() -> None:
+    import streamlit as st
+
+    st.write("a page")
