@@ -48,13 +48,16 @@ class TrainConfig:
             if not isinstance(value, int) or not low <= value <= high:
                 problems.append(f"{name} must be a whole number from {low} to {high}, not {value}")
         if self.lr not in LEARNING_RATES:
-            problems.append(f"the learning rate must be one of {', '.join(map(str, LEARNING_RATES))}")
+            problems.append(
+                f"the learning rate must be one of {', '.join(map(str, LEARNING_RATES))}"
+            )
         if self.padding not in PADDINGS:
             problems.append(f"the padding share must be one of {', '.join(map(str, PADDINGS))}")
         if not problems and self.work > MAX_WORK:
             problems.append(
                 f"{self.layers} layers x {self.steps} steps x {self.trained_runs} runs = "
-                f"{self.work:,} is over the cap of {MAX_WORK:,}: use fewer layers, steps or variants"
+                f"{self.work:,} is over the cap of {MAX_WORK:,}: use fewer layers, steps or "
+                "variants"
             )
         if problems:
             raise InputError("; ".join(problems))

@@ -62,9 +62,7 @@ class Encoder(nn.Module):
         super().__init__()
         self.token = nn.Embedding(vocab, D_MODEL)
         self.position = nn.Embedding(seq, D_MODEL)
-        self.blocks = nn.ModuleList(
-            Block(D_MODEL, HEADS, norm, placement) for _ in range(layers)
-        )
+        self.blocks = nn.ModuleList(Block(D_MODEL, HEADS, norm, placement) for _ in range(layers))
         self.final = make_norm(norm if placement == PRE else "none", D_MODEL)
         self.head = nn.Linear(D_MODEL, classes)
         for module in self.modules():  # Xavier, as the original Transformer and Xiong et al.
@@ -74,7 +72,9 @@ class Encoder(nn.Module):
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         keep = mask[..., None].to(torch.get_default_dtype())
-        x = (self.token(tokens) + self.position(torch.arange(tokens.shape[1], device=tokens.device))) * keep
+        x = (
+            self.token(tokens) + self.position(torch.arange(tokens.shape[1], device=tokens.device))
+        ) * keep
         for block in self.blocks:
             x = block(x, mask) * keep  # padding stays zero between blocks, as in fairseq
         return self.head(self.final(x, mask))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from lnlab.benchmark import _cpu_threads
 from lnlab.training.config import MAX_LAYERS, TrainConfig
 from lnlab.training.data import make_batch
 from lnlab.training.train import BATCH, VariantRun, build, layer_grad_norms, train_variant
@@ -37,8 +38,16 @@ class LabResult:
 
 
 def run_lab(config: TrainConfig, on_progress: Progress | None = None) -> LabResult:
-    """Train every chosen variant and post-LN both ways; report each
-    step to `on_progress`."""
+    """Train every chosen variant and post-LN both ways; report each step to `on_progress`.
+
+    On one CPU thread, as the exported script: the same numbers in the worker, the tests
+    and the script, to the last bit (the thread count changes how sums are split).
+    """
+    with _cpu_threads(1):
+        return _run_lab(config, on_progress)
+
+
+def _run_lab(config: TrainConfig, on_progress: Progress | None) -> LabResult:
     start = time.perf_counter()
     total = config.trained_runs * config.steps
     done = 0
@@ -60,7 +69,8 @@ def run_lab(config: TrainConfig, on_progress: Progress | None = None) -> LabResu
         return run
 
     runs = tuple(trained(v, config.warmup) for v in config.variants)
-    post = {config.warmup: r for r in runs if r.variant == "post"}
+    chosen = next((r for r in runs if r.variant == "post"), None)
+    post = {} if chosen is None else {config.warmup: chosen}
     for warmup in (True, False):
         if warmup not in post:
             post[warmup] = trained("post", warmup)
@@ -89,3 +99,8 @@ def depth_grads(seed: int, padding: float) -> dict[str, tuple[tuple[float, ...],
         )
         for v in ("post", "pre")
     }
+
+
+def growth(run: VariantRun) -> float:
+    """The last block's gradient norm at initialisation over the first's."""
+    return run.grad_norms[-1] / run.grad_norms[0]

@@ -43,7 +43,7 @@ def training_script(config: TrainConfig) -> str:
         "steps": config.steps,
         "seed": config.seed,
     }
-    main = f'''
+    main = f"""
 
 # {"-" * 60} the run
 if __name__ == "__main__":
@@ -57,7 +57,7 @@ if __name__ == "__main__":
             "eval_loss": run.eval_loss,
             "grad_norms_at_init": run.grad_norms,
         }}))
-'''
+"""
     header = (
         f'"""lnlab training lab: {", ".join(config.variants)}; {json.dumps(settings)}.\n\n'
         'Made by lnlab from its own source; needs only torch. Run: python lab_run.py\n"""\n\n'

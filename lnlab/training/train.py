@@ -92,7 +92,10 @@ def train_variant(
     start = time.perf_counter()
     model = build(variant, layers, seed).to(device)
     data = torch.Generator().manual_seed(seed + 1)
-    held_out = tuple(t.to(device) for t in make_batch(torch.Generator().manual_seed(seed + 2), EVAL_BATCH, padding))
+    held_out = tuple(
+        t.to(device)
+        for t in make_batch(torch.Generator().manual_seed(seed + 2), EVAL_BATCH, padding)
+    )
     grads = layer_grad_norms(model, tuple(t.to(device) for t in make_batch(data, BATCH, padding)))
     first = next((m for m in model.modules() if isinstance(m, BatchNorm)), None)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), foreach=True)

@@ -1,7 +1,7 @@
 """Training runs off the server's process, one at a time, each configuration once.
 
 A run takes seconds of CPU; in the server's process it would hold the GIL and stall every
-visitor. So runs go to one worker process (spawned, torch on one thread), started when first
+visitor. So runs go to one worker process (spawned), started when first
 needed and kept. The server's thread only waits on a queue, reporting progress as it comes.
 
 Thirty students opening the teacher's link cost one run: finished results are cached per
@@ -39,11 +39,8 @@ OnWait = Callable[[int], None]  # place in the queue, 1 = next
 
 def _serve(jobs: mp.Queue, replies: mp.Queue) -> None:
     """The worker process: run each configuration from `jobs`, reply progress and result."""
-    import torch
-
     from lnlab.training.run import run_lab
 
-    torch.set_num_threads(1)
     while (config := jobs.get()) is not None:
 
         def report(done: int, total: int) -> None:
