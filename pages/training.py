@@ -25,14 +25,15 @@ from lnlab.ui.training import train
 
 PAGE = "training"
 KEEP = ui.KEEP
+DEFAULT = cfg.TrainConfig()
 DEFAULTS = {
-    "tr_variants": list(cfg.DEFAULT_VARIANTS),
-    "tr_layers": 4,
-    "tr_lr": 1e-3,
-    "tr_warmup": False,
-    "tr_padding": 0.5,
-    "tr_steps": 150,
-    "tr_seed": 0,
+    "tr_variants": list(DEFAULT.variants),
+    "tr_layers": DEFAULT.layers,
+    "tr_lr": DEFAULT.lr,
+    "tr_warmup": DEFAULT.warmup,
+    "tr_padding": DEFAULT.padding,
+    "tr_steps": DEFAULT.steps,
+    "tr_seed": DEFAULT.seed,
     "tr_slide": 0,
 }
 PERCENTS = tuple(str(round(100 * p)) for p in cfg.PADDINGS)
@@ -72,14 +73,17 @@ def _init_state() -> None:
     variants = ss.tr_variants
     if not isinstance(variants, list) or not set(variants) <= set(VARIANTS):
         ui.show_error(InputError(f"unknown variants {plain(str(variants)[:40])}"))
-        ss.tr_variants = list(cfg.DEFAULT_VARIANTS)
+        ss.tr_variants = DEFAULTS["tr_variants"]
     if ss.tr_lr not in cfg.LEARNING_RATES:
         ss.tr_lr = DEFAULTS["tr_lr"]
     if ss.tr_padding not in cfg.PADDINGS:
         ss.tr_padding = DEFAULTS["tr_padding"]
-    ui.within("tr_layers", cfg.MIN_LAYERS, cfg.MAX_LAYERS, 4, "The number of blocks")
-    ui.within("tr_steps", cfg.MIN_STEPS, cfg.MAX_STEPS, 150, "The number of steps")
-    ui.within("tr_seed", 0, cfg.MAX_SEED, 0, "The seed")
+    for key, low, high, what in (
+        ("tr_layers", cfg.MIN_LAYERS, cfg.MAX_LAYERS, "The number of blocks"),
+        ("tr_steps", cfg.MIN_STEPS, cfg.MAX_STEPS, "The number of steps"),
+        ("tr_seed", 0, cfg.MAX_SEED, "The seed"),
+    ):
+        ui.within(key, low, high, DEFAULTS[key], what)
 
 
 def _config() -> cfg.TrainConfig:

@@ -155,17 +155,17 @@ def test_pre_ln_last_block_gradient_shrinks_with_depth(grads) -> None:
 
 @pytest.fixture(scope="module")
 def batch_norms() -> dict[tuple[str, float], VariantRun]:
-    """Naive and masked Batch Norm, 2 blocks, 100 steps, with 50% padding and with none."""
+    """Naive and masked Batch Norm, 1 block: 60 steps with 50% padding, 20 with none."""
     return {
-        (v, p): train_variant(v, 2, 1e-3, True, p, 100, 0)
+        (v, p): train_variant(v, 1, 1e-3, True, p, 60 if p else 20, 0)
         for v in ("bn", "mbn")
         for p in (0.0, 0.5)
     }
 
 
 def test_padding_makes_naive_batch_statistics_fluctuate(batch_norms) -> None:
-    """With 50% padding (seed 0) the first norm's batch variance varies by 6.6% (std over
-    mean) under naive Batch Norm and 2.6% under masked (measured); asserted: naive over 1.8x
+    """With 50% padding (seed 0) the first norm's batch variance varies by 10.2% (std over
+    mean) under naive Batch Norm and 4.1% under masked (measured); asserted: naive over 1.8x
     masked. Without padding the two are the same computation: equal numbers."""
     naive, masked = batch_norms["bn", 0.5], batch_norms["mbn", 0.5]
     assert fluctuation(naive.bn_var) > 1.8 * fluctuation(masked.bn_var)
@@ -174,26 +174,23 @@ def test_padding_makes_naive_batch_statistics_fluctuate(batch_norms) -> None:
 
 def test_train_eval_gap_only_where_running_statistics_are(batch_norms, tiny_lab) -> None:
     """Layer Norm has no running statistics: its held-out loss is the same in both modes.
-    Naive Batch Norm with 50% padding: gap -0.013; masked: +0.005 (seed 0, measured);
+    Naive Batch Norm with 50% padding: gap -0.0097; masked: +0.0045 (seed 0, measured);
     asserted: naive's gap larger than masked's in size."""
     for run in tiny_lab.runs:
         assert run.eval_loss == run.eval_loss_train_mode
-    gap = {v: abs(r.eval_loss - r.eval_loss_train_mode) for (v, p), r in batch_norms.items()}
     naive, masked = batch_norms["bn", 0.5], batch_norms["mbn", 0.5]
     assert abs(naive.eval_loss - naive.eval_loss_train_mode) > abs(
         masked.eval_loss - masked.eval_loss_train_mode
-    ), gap
+    )
 
 
 def test_post_ln_needs_warm_up_at_a_large_learning_rate() -> None:
-    """6 blocks, learning rate 0.01, 60 steps, seed 0: post-LN ends at 1.35 with warm-up
-    and 2.55 without (stuck near chance, ln 16 = 2.77); pre-LN without warm-up trains
-    (measured). Asserted: no warm-up at least 0.8 worse, and pre-LN below post-LN without."""
-    on = train_variant("post", 6, 1e-2, True, 0.5, 60, 0)
-    off = train_variant("post", 6, 1e-2, False, 0.5, 60, 0)
-    pre = train_variant("pre", 6, 1e-2, False, 0.5, 60, 0)
-    assert final_loss(off) > final_loss(on) + 0.8
-    assert final_loss(pre) < final_loss(off) - 0.5
+    """6 blocks, learning rate 0.01, 40 steps, seed 0: post-LN ends at 1.56 with warm-up and
+    2.50 without, stuck near chance (ln 16 = 2.77) (measured). Asserted: at least 0.6 worse
+    without warm-up."""
+    on = train_variant("post", 6, 1e-2, True, 0.5, 40, 0)
+    off = train_variant("post", 6, 1e-2, False, 0.5, 40, 0)
+    assert final_loss(off) > final_loss(on) + 0.6
 
 
 # ---------------------------------------------------------------- runs, worker, cache

@@ -26,11 +26,11 @@ class TrainConfig:
     Adam's learning rate, warm-up on or off, the padding share, the steps and the seed."""
 
     variants: tuple[str, ...] = DEFAULT_VARIANTS
-    layers: int = 4
-    lr: float = 1e-3
+    layers: int = 6  # the default shows post-LN failing without warm-up
+    lr: float = 1e-2
     warmup: bool = False
     padding: float = 0.5
-    steps: int = 150
+    steps: int = 100
     seed: int = 0
 
     def __post_init__(self) -> None:
