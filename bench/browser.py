@@ -106,14 +106,15 @@ def _healthy(url: str) -> bool:
 
 
 @asynccontextmanager
-async def serve(target: Target) -> AsyncIterator[Server]:
-    """`streamlit run` the target on a free port until healthy; stopped on exit."""
+async def serve(target: Target, root: Path = ROOT) -> AsyncIterator[Server]:
+    """`streamlit run` the target in checkout `root` on a free port until healthy; stopped on
+    exit."""
     port = _free_port()
     command = [sys.executable, "-m", "streamlit", "run", target.script]
     command += ["--server.port", str(port), "--server.headless", "true"]
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT)
         server = Server(process, f"http://127.0.0.1:{port}")
         try:
             deadline = time.monotonic() + SERVER_START_S

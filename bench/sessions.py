@@ -64,6 +64,7 @@ class Run:
     metric_ms: float | None
     finished_ms: float
     headings: tuple[str, ...] = ()  # the run's headings (a lesson's section titles)
+    texts: tuple[str, ...] = ()  # the run's markdown, captions and alerts, in order
 
 
 class Session:
@@ -112,6 +113,7 @@ class Session:
         await self.ws.send(back.SerializeToString())
         metric = metric_ms = None
         headings: list[str] = []
+        texts: list[str] = []
         while True:
             msg = await self._receive()
             kind = msg.WhichOneof("type")
@@ -125,6 +127,8 @@ class Session:
                     metric, metric_ms = item.body, (time.perf_counter() - start) * 1e3
                 if name == "heading":
                     headings.append(item.body)
+                if name in ("markdown", "alert"):
+                    texts.append(item.body)
                 if getattr(item, "id", ""):  # a widget: $$ID-<hash>-<user key>
                     key = item.id.split("-", 2)[-1]
                     self.widgets[key] = item
@@ -134,10 +138,12 @@ class Session:
             elif kind == "page_info_changed":  # the page wrote the URL (its share link)
                 self.query_string = msg.page_info_changed.query_string
             elif kind == "script_finished":
+                if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    continue  # the script called st.rerun: the server starts the next run
                 if msg.script_finished not in FINISHED:
                     raise WrongPage(f"the run ended with status {msg.script_finished}")
                 elapsed = (time.perf_counter() - start) * 1e3
-                return Run(metric, metric_ms, elapsed, tuple(headings))
+                return Run(metric, metric_ms, elapsed, tuple(headings), tuple(texts))
 
     async def edit(self, k: int) -> Run:
         """Type "1, 2, 3, 4, k" into the text box and apply it; check what the page shows."""
@@ -160,18 +166,25 @@ def cpu_s(server: Server) -> float:
 
 
 async def open_session(
-    stack: AsyncExitStack, server: Server, path: str = LNLAB.path, needs: str = LNLAB.text_key
+    stack: AsyncExitStack,
+    server: Server,
+    path: str = LNLAB.path,
+    needs: str = LNLAB.text_key,
+    query: str = "",
+    metric: bool = True,
 ) -> tuple[Session, float]:
-    """Connect and load the page at `path`, which must draw widget `needs` and a metric
-    (closed with `stack`); ms from connecting to script_finished."""
+    """Connect and load the page at `path` from a link with `query` (closed with `stack`),
+    which must draw widget `needs` (and a metric, if `metric`); ms from connecting to
+    script_finished."""
     start = time.perf_counter()
     ws_url = server.url.replace("http://", "ws://", 1) + STREAM
     ws = await stack.enter_async_context(
         connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
     )
     session = Session(ws, server.url + path)
+    session.query_string = query
     run = await session.rerun()
-    if needs not in session.widgets or run.metric is None:
+    if needs not in session.widgets or (metric and run.metric is None):
         raise WrongPage(f"{path} has no widget {needs!r} or no metric")
     return session, (time.perf_counter() - start) * 1e3
 

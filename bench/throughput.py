@@ -74,7 +74,7 @@ def numpy_rows(x: np.ndarray, budget_s: float) -> list[Row]:
             ),
         ),
         "cpu",
-        budget_s=budget_s,
+        deadline_s=budget_s,
         warmup=0,
         max_rounds=3,
     )
@@ -86,7 +86,7 @@ def numpy_rows(x: np.ndarray, budget_s: float) -> list[Row]:
 
 def torch_rows(shape: tuple[int, int], device: str, label: str, budget_s: float) -> list[Row]:
     """Fused F.layer_norm and the step-by-step version with torch on `device`."""
-    result = benchmark.measure_layer_norm(shape, device, "float32", budget_s=budget_s)
+    result = benchmark.measure_layer_norm(shape, device, "float32", deadline_s=budget_s)
     return [
         Row(f"torch {m.name}", label, m, result.copy, True) for m in (result.fused, result.steps)
     ]

@@ -5,42 +5,45 @@ torch operation per step (nine kernels, each a pass over memory, lnlab.traffic.S
 the fused `torch.nn.functional.layer_norm` (one pass), beside a copy of the same tensor that
 measures what the device's memory can do. Each is reported as its time and its useful
 bandwidth: the bytes any Layer Norm must move (read x once, write y once) per second.
-The runs are bounded: element caps, one run at a time in the whole server, one CPU thread,
-and a time budget.
+The page's runs are bounded: caps on elements and rows, one CPU thread, one deadline that
+includes the warm-up, one run at a time in the whole server with visitors served first come
+first served (lnlab.fair_queue), and the timing done in a worker process (lnlab.worker) so
+other sessions' reruns do not wait for the server's GIL.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import statistics
-import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from lnlab import backend as bk
+from lnlab import fair_queue, worker
+from lnlab.errors import BusyError as BusyError  # re-exported: the pages catch it from here
 from lnlab.errors import InputError
 from lnlab.numbers import DEFAULT_EPS
 from lnlab.traffic import copy_bytes, fused_bytes, step_bytes
 
 MAX_ELEMENTS = {"cpu": 2 * 2**20, "gpu": 8 * 2**20}  # numel caps: one visitor, bounded memory
+MAX_ROWS = 2**16  # batch x sequence: many tiny rows cost per-row overhead, not bandwidth
 MAX_BATCH = 1024
 MAX_SEQ = 8192
 MAX_FEATURES = 16384
-BUDGET_S = 2.0  # seconds of sampling per run, after warm-up
+DEADLINE_S = 3.0  # one run, warm-up included: timing stops here and reports what it has
+STOP_GRACE_S = 2.0  # this long past the deadline, the worker is stopped (a call never ends)
+MAX_WAIT_S = 60.0  # the longest a visitor waits in line for the slot
 WARMUP = 2
 MAX_SAMPLES = 25
 MIN_SAMPLE_S = 1e-3  # a sample repeats the call until it lasts this long (timer resolution)
 CPU_THREADS = 1
-BUSY_MESSAGE = "Another visitor's benchmark is running; try again in a few seconds."
 
-_heavy_run = threading.Semaphore(1)  # one scale-up run at a time in the whole server
-
-
-class BusyError(InputError):
-    """Another scale-up run holds the server's benchmark slot."""
+_WORKER = worker.Worker()  # the server's one benchmark worker process
 
 
 def element_cap(device: str) -> int:
@@ -49,11 +52,17 @@ def element_cap(device: str) -> int:
 
 
 def check_size(batch: int, seq: int, features: int, device: str) -> int:
-    """numel = batch x seq x features, or InputError when a size is out of range or too big."""
+    """numel = batch x seq x features, or InputError when a size is out of range or too big
+    (over the element cap, or over MAX_ROWS rows)."""
     limits = (("batch", batch, 1, MAX_BATCH), ("sequence", seq, 1, MAX_SEQ))
     for name, value, low, high in (*limits, ("features", features, 2, MAX_FEATURES)):
         if not low <= value <= high:
             raise InputError(f"{name} must be between {low} and {high:,}, not {value:,}")
+    if batch * seq > MAX_ROWS:
+        raise InputError(
+            f"{batch:,} x {seq:,} = {batch * seq:,} rows is over the cap of {MAX_ROWS:,} rows; "
+            "make the batch or sequence smaller (and the features larger, to time more memory)"
+        )
     numel = batch * seq * features
     cap = element_cap(device)
     if numel > cap:
@@ -102,23 +111,26 @@ def time_calls(
     calls: tuple[Timed, ...],
     device: str,
     *,
-    budget_s: float,
+    deadline_s: float,
     warmup: int = WARMUP,
     max_rounds: int = MAX_SAMPLES,
 ) -> tuple[Measurement, ...]:
-    """The median time per call of each of `calls` on `device`.
+    """The median time per call of each of `calls` on `device`, within `deadline_s`.
 
     Warm-up calls first (allocator, kernel selection, caches). Each sample is a batch of
     calls between two synchronizations, long enough (MIN_SAMPLE_S) for the timer and the
     launch latency not to matter. Samples are taken in rounds, one of each call per round,
-    so a burst of load from elsewhere hits them all alike. Rounds stop at `max_rounds` or
-    once `budget_s` has passed (after at least one round).
+    so a burst of load from elsewhere hits them all alike. The deadline counts from the
+    start, warm-up included: once it passes, timing stops after the current sample (every
+    call keeps at least one sample) and the medians are of what was measured.
     """
+    deadline = time.perf_counter() + deadline_s
     repeats = [_calls_per_sample(c.fn, device, warmup) for c in calls]
     samples: list[list[float]] = [[] for _ in calls]
-    deadline = time.perf_counter() + budget_s
     for _ in range(max_rounds):
         for call, count, times in zip(calls, repeats, samples, strict=True):
+            if times and time.perf_counter() >= deadline:
+                continue
             start = time.perf_counter()
             for _ in range(count):
                 call.fn()
@@ -165,10 +177,12 @@ class ScaleUp:
     dtype: str
     shape: tuple[int, int, int]
     threads: int  # torch's CPU threads during the run
+    elapsed_s: float  # the whole run, warm-up included
     copy: Measurement
     steps: Measurement
     fused: Measurement
     max_diff: float  # max |step by step - fused|: both compute the same thing
+    note: str = ""  # how the run went, when that is news (ran in the server process, say)
 
     @property
     def numel(self) -> int:
@@ -188,10 +202,12 @@ def measure_layer_norm(
     device: str,
     dtype: str = "float32",
     *,
-    budget_s: float = BUDGET_S,
+    deadline_s: float = DEADLINE_S,
     eps: float = DEFAULT_EPS,
 ) -> ScaleUp:
-    """Time copy, step-by-step and fused Layer Norm on a random `shape` tensor. No caps."""
+    """Time copy, step-by-step and fused Layer Norm on a random `shape` tensor. No caps;
+    the deadline counts from the start, allocating the tensors included."""
+    start = time.perf_counter()
     torch = bk.get_torch()
     kind = bk.torch_dtype(dtype)
     generator = torch.Generator(device=device).manual_seed(0)
@@ -216,8 +232,9 @@ def measure_layer_norm(
             ),
         ),
         device,
-        budget_s=budget_s,
+        deadline_s=deadline_s - (time.perf_counter() - start),
     )
+    elapsed = time.perf_counter() - start
     diff = layer_norm_step_by_step(x, gamma, beta, eps) - torch.nn.functional.layer_norm(
         x, (features,), gamma, beta, eps
     )
@@ -226,6 +243,7 @@ def measure_layer_norm(
         dtype,
         tuple(shape),  # type: ignore[arg-type]
         torch.get_num_threads(),
+        elapsed,
         copy,
         steps,
         fused,
@@ -245,6 +263,18 @@ def _cpu_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
+def timed_run(shape: tuple[int, int, int], device: str, dtype: str, deadline_s: float) -> ScaleUp:
+    """The page's measurement, wherever it runs: torch on CPU_THREADS threads on the CPU, and
+    running out of device memory as an InputError."""
+    torch = bk.get_torch()
+    threads = CPU_THREADS if device == "cpu" else torch.get_num_threads()
+    try:
+        with _cpu_threads(threads):
+            return measure_layer_norm(shape, device, dtype, deadline_s=deadline_s)
+    except torch.OutOfMemoryError as exc:
+        raise InputError(f"not enough memory on {device} for this size: try a smaller one") from exc
+
+
 def run_scale_up(
     batch: int,
     seq: int,
@@ -252,28 +282,33 @@ def run_scale_up(
     device: str = "auto",
     dtype: str = "float32",
     *,
-    budget_s: float = BUDGET_S,
+    owner: str | None = None,
+    on_wait: Callable[[int], None] | None = None,
+    deadline_s: float = DEADLINE_S,
+    max_wait_s: float = MAX_WAIT_S,
 ) -> ScaleUp:
-    """The page's benchmark: checked sizes, one run at a time, one CPU thread, a time budget.
+    """The page's benchmark: checked sizes, `owner`'s first-come turn at the server's one
+    heavy-work slot (on_wait(place) while in line), then timed_run in the worker process.
 
-    Raises InputError for a bad size or dtype, BusyError when another run is in progress.
+    Raises InputError for a bad size or dtype, for a run stopped STOP_GRACE_S past its
+    deadline or a worker that died (the next run starts a new one); BusyError when refused a
+    place in line. Where no worker can start, runs in this process and says so in the note.
     """
     resolved = bk.resolve_device(device)
     check_size(batch, seq, features, resolved)
     if dtype not in bk.supported_dtypes(resolved):
         raise InputError(f"{dtype} is not supported on {resolved}")
-    if not _heavy_run.acquire(blocking=False):
-        raise BusyError(BUSY_MESSAGE)
-    try:
-        threads = CPU_THREADS if resolved == "cpu" else bk.get_torch().get_num_threads()
-        with _cpu_threads(threads):
-            return measure_layer_norm((batch, seq, features), resolved, dtype, budget_s=budget_s)
-    except bk.get_torch().OutOfMemoryError as exc:
-        raise InputError(
-            f"not enough memory on {resolved} for this size: try a smaller one"
-        ) from exc
-    finally:
-        _heavy_run.release()
+    job = ((batch, seq, features), resolved, dtype, deadline_s)
+    with fair_queue.turn(owner or uuid.uuid4().hex, on_wait=on_wait, max_wait_s=max_wait_s):
+        try:
+            return _WORKER.call(timed_run, *job, timeout_s=deadline_s + STOP_GRACE_S)
+        except worker.Unavailable as err:
+            note = f"Timed in the server process: the benchmark worker could not start ({err})."
+            return dataclasses.replace(timed_run(*job), note=note)
+        except worker.WorkerError as err:
+            raise InputError(
+                f"The benchmark did not finish: {err}. The next run starts a new worker."
+            ) from err
 
 
 def scale_up_table(result: ScaleUp) -> list[dict[str, object]]:

@@ -7,3 +7,10 @@ class InputError(ValueError):
     The message is written for the person who typed it: it says what is wrong and where
     (row and column, 1-based) and quotes the offending text.
     """
+
+
+class BusyError(InputError):
+    """The server's heavy-work slot cannot take this request now (held, full or too long a wait).
+
+    Re-exported as lnlab.benchmark.BusyError, where the pages catch it.
+    """

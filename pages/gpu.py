@@ -136,16 +136,32 @@ def _device_inputs() -> None:
     )
 
 
-def _run_benchmark(shape: tuple[int, int, int], device: str) -> None:
+def _request_run(shape: tuple[int, int, int], device: str) -> None:
+    ss.gpu_run_request = (shape, device, ss.gpu_dtype)
+
+
+def _run_benchmark(shape: tuple[int, int, int], device: str, dtype: str) -> None:
+    """Wait in line for the server's one heavy-work slot, showing the place, time in the
+    worker process, then rerun the page so the lesson shows the new timings."""
+    line = ui.Line()
     try:
-        with st.spinner(f"Timing on {device}..."):
-            ss.gpu_scale_up = benchmark.run_scale_up(*shape, device, ss.gpu_dtype)
-    except InputError as err:  # BusyError too: another visitor's run holds the slot
-        ss.gpu_run_problem = plain(str(err))
+        with st.spinner(
+            f"Benchmark on {device}: at most {benchmark.DEADLINE_S:g} s once its turn comes..."
+        ):
+            result = benchmark.run_scale_up(
+                *shape, device, dtype, owner=ui.visitor(), on_wait=line.on_wait
+            )
+    except InputError as err:  # BusyError too: refused a place in line
+        line.refused(str(err))
+        return
+    ss.gpu_scale_up = result
+    ss.gpu_run_note = line.done()
+    st.rerun()
 
 
 def _benchmark_inputs() -> None:
-    """The sizes and the Run button: one run at a time in the whole server, within caps."""
+    """The sizes and the Run button: one run at a time in the whole server, first come first
+    served, within caps and a deadline."""
     for col, (key, name, _, lo, hi) in zip(st.columns(3), SIZES, strict=True):
         col.number_input(name, min_value=lo, max_value=hi, step=1, key=key, persist_state=KEEP)
     shape = tuple(int(ss[key]) for key, *_ in SIZES)
@@ -158,20 +174,23 @@ def _benchmark_inputs() -> None:
     else:
         threads = f", on {benchmark.CPU_THREADS} CPU thread" if device == "cpu" else ""
         st.caption(
-            f"{numel:,} elements of at most {benchmark.element_cap(device):,} on {device}. One "
-            f"benchmark runs at a time in the whole server, for about {benchmark.BUDGET_S:g} s"
-            f"{threads}."
+            f"{numel:,} elements of at most {benchmark.element_cap(device):,} on {device}, in "
+            f"at most {benchmark.MAX_ROWS:,} rows. One benchmark runs at a time in the whole "
+            "server, first come first served, in a worker process beside the server"
+            f"{threads}; each stops at {benchmark.DEADLINE_S:g} s, warm-up included."
         )
-    if problem := ss.pop("gpu_run_problem", None):
-        st.warning(problem, icon=":material/hourglass:")
+    if note := ss.pop("gpu_run_note", None):
+        st.caption(note)
     st.button(
         "Run the benchmark",
         key="gpu_run",
         icon=":material/speed:",
         disabled=not numel,
-        on_click=_run_benchmark,  # before the lesson is rebuilt, so it shows the new timings
+        on_click=_request_run,
         args=(shape, device),
     )
+    if request := ss.pop("gpu_run_request", None):
+        _run_benchmark(*request)
     if ss.get("gpu_scale_up") is None:
         st.caption("Press the button to time the sizes above.")
 

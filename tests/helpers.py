@@ -17,7 +17,7 @@ import torch
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from lnlab import benchmark, supported_dtypes
+from lnlab import fair_queue, supported_dtypes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -163,12 +163,12 @@ def html_frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
 
 
 @contextmanager
-def benchmark_slot_held() -> Iterator[None]:
-    """Another visitor's benchmark holds the server's one slot (lnlab.benchmark) meanwhile."""
+def benchmark_slot_held(owner: str = "another visitor") -> Iterator[None]:
+    """Another visitor holds the server's one heavy-work slot (lnlab.fair_queue) meanwhile."""
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with benchmark._heavy_run:
+        with fair_queue.turn(owner):
             held.set()
             release.wait(30)
 

@@ -3,9 +3,13 @@ and the parity table's downloads (bad links: test_links_pages_b.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
+import re
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +18,8 @@ import pytest
 import torch
 from helpers import benchmark_slot_held, downloaded, html_tables, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
+
+from lnlab import benchmark, fair_queue, worker
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "gpu.py")
 HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
@@ -164,15 +170,72 @@ def test_an_over_cap_size_shows_an_error_and_disables_the_run():
     assert at.button(key="gpu_run").disabled
 
 
-def test_a_busy_benchmark_slot_shows_a_warning():
+def _small_run_ready(visitor: str) -> AppTest:
+    """The page on the benchmark's slide with tiny sizes, its session named `visitor` in line."""
     at = _on_cpu()
+    at.session_state["_lnlab_visitor"] = visitor
     at.selectbox(key="gpu_slide").select(3).run()
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()
-    with benchmark_slot_held():
+    return at
+
+
+def test_a_visitor_waits_their_turn_and_is_told_their_place():
+    """Another visitor holds the slot and a third is in line: this one is 2nd, waits for both,
+    then sees the timings and how long it waited."""
+    at = _small_run_ready("page visitor")
+    held = threading.Event()
+
+    def hold_until_the_page_waits() -> None:
+        with fair_queue.turn("holder"):
+            held.set()
+            while fair_queue.place("page visitor") != 2:
+                time.sleep(0.01)
+
+    def third_in_line() -> None:
+        with fair_queue.turn("third"):
+            pass
+
+    others = [threading.Thread(target=f) for f in (hold_until_the_page_waits, third_in_line)]
+    others[0].start()
+    assert held.wait(10)
+    others[1].start()
+    while fair_queue.place("third") != 1:
+        time.sleep(0.01)
+    at.button(key="gpu_run").click().run()
+    for thread in others:
+        thread.join(10)
+    assert not at.exception and not at.warning
+    assert re.fullmatch(
+        r"You waited \d+\.\d s in line \(2nd when you pressed Run\)\.",
+        next(c.value for c in at.caption if c.value.startswith("You waited")),
+    )
+    assert _has_frame(at, "median time (ms)")
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("own", "Your previous run is still running or waiting; wait for it."),
+        ("long", "The line for the benchmark slot is about 100 s long, over the 60 s limit"),
+        ("died", "The benchmark did not finish: the worker process ended (exit code -9). The"),
+    ],
+)
+def test_a_refused_run_says_why(monkeypatch, setup, message):
+    at = _small_run_ready("page visitor")
+    if setup == "long":  # the last runs took 100 s each: waiting behind one would pass 60 s
+        monkeypatch.setattr(fair_queue._SLOT, "_typical_s", 100.0)
+    if setup == "died":
+
+        def died(*args, **kwargs):
+            raise worker.Died("the worker process ended (exit code -9)")
+
+        monkeypatch.setattr(benchmark._WORKER, "call", died)
+    holder = "page visitor" if setup == "own" else "another visitor"
+    with benchmark_slot_held(holder) if setup != "died" else contextlib.nullcontext():
         at.button(key="gpu_run").click().run()
     assert not at.exception
-    assert "another visitor's benchmark is running" in at.warning[0].value.lower()
+    assert at.warning[0].value.replace("\\", "").startswith(message)  # unescape plain()
     assert not _has_frame(at, "median time (ms)")
 
 

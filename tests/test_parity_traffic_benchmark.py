@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from helpers import benchmark_slot_held
 
-from lnlab import benchmark, parity, traffic
+from lnlab import benchmark, fair_queue, parity, traffic
 from lnlab.errors import InputError
 from lnlab.plots import gpu as plots
 from lnlab.presets import token_preset
@@ -150,20 +150,25 @@ def test_size_caps():
             benchmark.check_size(*bad, "cpu")
     with pytest.raises(InputError, match="cap"):
         benchmark.run_scale_up(3, 1024, 1024, "cpu")
+    # the issue's link: 1024 x 1024 rows of 2 features, under the element cap
+    with pytest.raises(InputError, match="1,048,576 rows is over the cap of 65,536 rows"):
+        benchmark.check_size(1024, 1024, 2, "cpu")
+    assert benchmark.check_size(64, 1024, 2, "cpu") == 2**17
 
 
-def test_a_second_concurrent_run_is_refused_and_the_slot_comes_back():
+def test_a_run_waits_its_turn_and_gives_up_past_its_longest_wait():
+    # refused at once if the last runs' length says so, else after waiting 0.05 s
     with (
         benchmark_slot_held(),
-        pytest.raises(benchmark.BusyError, match=r"(?i)another visitor.s benchmark is running"),
+        pytest.raises(benchmark.BusyError, match=r"0\.05 s limit|Waited 0\.05 s .*1st in line"),
     ):
-        benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
-    assert benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01).numel == 32
+        benchmark.run_scale_up(1, 4, 8, "cpu", deadline_s=0.01, max_wait_s=0.05)
+    assert benchmark.run_scale_up(1, 4, 8, "cpu", deadline_s=0.01).numel == 32
 
 
 def test_scale_up_on_tiny_sizes_times_everything_on_one_thread():
     threads = torch.get_num_threads()
-    result = benchmark.run_scale_up(2, 8, 16, "cpu", budget_s=0.05)
+    result = benchmark.run_scale_up(2, 8, 16, "cpu", deadline_s=0.05)
     assert torch.get_num_threads() == threads  # restored
     assert result.threads == benchmark.CPU_THREADS == 1
     assert result.shape == (2, 8, 16) and result.numel == 256
@@ -183,11 +188,12 @@ def test_the_slot_is_released_after_a_failed_run(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("kernel failed")
 
-    monkeypatch.setattr(benchmark, "measure_layer_norm", boom)
+    monkeypatch.setattr(benchmark._WORKER, "call", boom)
     with pytest.raises(RuntimeError):
-        benchmark.run_scale_up(1, 4, 8, "cpu")
-    assert benchmark._heavy_run.acquire(blocking=False)
-    benchmark._heavy_run.release()
+        benchmark.run_scale_up(1, 4, 8, "cpu", owner="failing")
+    assert fair_queue.place("failing") is None
+    with fair_queue.turn("next", max_wait_s=0):  # free at once
+        pass
 
 
 # ---------------------------------------------------------------- figures and the bench
@@ -203,7 +209,7 @@ def test_figures():
     np.testing.assert_allclose(
         np.array(heat.data[0].z, dtype=float), result.trace.y - result.reference.y
     )
-    scale = benchmark.run_scale_up(1, 4, 8, "cpu", budget_s=0.01)
+    scale = benchmark.run_scale_up(1, 4, 8, "cpu", deadline_s=0.01)
     fig = plots.throughput_bars(scale)
     assert list(fig.data[0].y) == ["copy", "step by step", "fused F.layer_norm"]
     # each panel's title holds its unit; each bar's value is printed past it

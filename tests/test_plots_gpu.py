@@ -33,7 +33,7 @@ def test_parity_figures_are_valid_and_hold_the_errors():
 
 
 def test_throughput_bars_show_time_and_useful_bandwidth_so_faster_looks_better():
-    result = benchmark.measure_layer_norm((2, 8, 64), "cpu", budget_s=0.2)
+    result = benchmark.measure_layer_norm((2, 8, 64), "cpu", deadline_s=0.2)
 
     fig = validated(throughput_bars(result))
 

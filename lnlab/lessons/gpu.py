@@ -172,9 +172,10 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
         numbers = (
             Table(
                 pd.DataFrame(scale_up_table(scale_up)),
-                f"Median over the samples, {scale_up.threads} CPU thread(s); step by step and "
-                f"fused agree to {scale_up.max_diff:.1e}. GB/s moved counts every byte each "
-                "operation reads and writes.",
+                f"Median over the samples, {scale_up.threads} CPU thread(s), "
+                f"{scale_up.elapsed_s:.1f} s in all with the warm-up; step by step and fused "
+                f"agree to {scale_up.max_diff:.1e}. GB/s moved counts every byte each "
+                f"operation reads and writes. {scale_up.note}".rstrip(),
                 on_slide=False,
             ),
             *numbers,

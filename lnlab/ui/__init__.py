@@ -7,7 +7,8 @@ before any page can race another session to import them half-way.
 - `inputs`: widgets that survive bad input (last good value, ranges, grids, presets);
 - `links`: the page's state in the URL;
 - `quiz`: predict, then reveal;
-- `lesson`: draws a lnlab.lessons Lesson, on the page or as slides.
+- `lesson`: draws a lnlab.lessons Lesson, on the page or as slides;
+- `line`: the visitor's place in line for the server's heavy-work slot.
 """
 
 import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring
@@ -33,6 +34,7 @@ from lnlab.ui.lesson import (
     show_section,
     table,
 )
+from lnlab.ui.line import Line, visitor
 from lnlab.ui.links import open_link, share_link
 from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
 from lnlab.ui.quiz import QUIZ_KEY, ask
@@ -43,6 +45,7 @@ __all__ = [
     "PAGES",
     "PRESENT_KEY",
     "QUIZ_KEY",
+    "Line",
     "PageInfo",
     "ask",
     "chart",
@@ -63,5 +66,6 @@ __all__ = [
     "show_section",
     "table",
     "token_choice",
+    "visitor",
     "within",
 ]
