@@ -22,7 +22,8 @@ from lnlab.training.config import TrainConfig
 from lnlab.training.model import D_MODEL, HEADS
 from lnlab.training.run import run_lab
 from lnlab.training.train import BATCH
-from lnlab.training.worker import Lab, Worker
+from lnlab.training.worker import Lab
+from lnlab.worker import Worker
 
 CONFIGS = (
     TrainConfig(variants=("post", "pre"), layers=1, steps=20),  # the tests' tiny run

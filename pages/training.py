@@ -105,14 +105,18 @@ def _ask_to_train() -> None:
 
 
 def _settings() -> None:
-    """The run's settings and the Train button."""
-    st.multiselect(
-        "Variants",
-        list(VARIANTS),
-        format_func=slides.label,
-        key="tr_variants",
-        persist_state=KEEP,
-    )
+    """The run's settings and the Train button (on a slide, the variants as text: the
+    chooser's chips are too small for a projector)."""
+    if ui.presenting():
+        st.markdown("Variants: " + ", ".join(map(slides.label, ss.tr_variants)))
+    else:
+        st.multiselect(
+            "Variants",
+            list(VARIANTS),
+            format_func=slides.label,
+            key="tr_variants",
+            persist_state=KEEP,
+        )
     left, middle, right = st.columns(3)
     left.slider("Blocks", cfg.MIN_LAYERS, cfg.MAX_LAYERS, key="tr_layers", persist_state=KEEP)
     middle.selectbox(

@@ -18,14 +18,15 @@ import torch
 import torch.nn.functional as F
 from helpers import benchmark_slot_held, needs_cuda
 
-from lnlab.benchmark import BusyError, _cpu_threads
-from lnlab.errors import InputError
+from lnlab import worker
+from lnlab.benchmark import _cpu_threads
+from lnlab.errors import BusyError, InputError
 from lnlab.training import data, norms
 from lnlab.training.config import MAX_WORK, TrainConfig
 from lnlab.training.run import LabResult, depth_grads, final_loss, fluctuation, run_lab
 from lnlab.training.script import training_script
 from lnlab.training.train import VariantRun, train_variant
-from lnlab.training.worker import Lab, Worker, time_left
+from lnlab.training.worker import Lab, time_left
 
 TINY = TrainConfig(variants=("post", "pre"), layers=1, steps=20)
 
@@ -211,7 +212,7 @@ def test_a_run_has_every_part(tiny_lab) -> None:
 
 def test_the_worker_gives_the_same_numbers_once(tiny_lab) -> None:
     """The spawned worker reproduces the in-process run; the second ask is the cache's."""
-    lab = Lab(Worker())
+    lab = Lab(worker.Worker())
     reports: list[tuple[int, int]] = []
     try:
         result = lab.train(TINY, "a", lambda done, total, s: reports.append((done, total)))
@@ -229,11 +230,11 @@ class _SlowWorker:
     def __init__(self, result: LabResult) -> None:
         self.result, self.calls = result, 0
 
-    def run(self, config, on_progress):
+    def call(self, fn, config, *, timeout_s, on_progress):
         self.calls += 1
         for k in range(1, 4):
             time.sleep(0.1)
-            on_progress(k, 3, 0.1 * k)
+            on_progress(k, 3)
         return self.result
 
 
@@ -254,10 +255,23 @@ def test_thirty_visitors_cost_one_run(tiny_lab) -> None:
     assert all(r is tiny_lab for r in results)
 
 
-def test_a_busy_server_gives_a_message(tiny_lab) -> None:
+def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
+    """While another visitor's run holds the slot, a visitor waits first in line; the same
+    visitor asking again meanwhile is refused with a message."""
     lab = Lab(_SlowWorker(tiny_lab))  # type: ignore[arg-type]
-    with benchmark_slot_held(), pytest.raises(BusyError):
-        lab.train(TINY, "visitor")
+    places = []
+
+    def leave(place: int) -> None:
+        places.append(place)
+        raise KeyboardInterrupt  # the visitor leaves the line
+
+    with benchmark_slot_held("teacher"):
+        with pytest.raises(KeyboardInterrupt):
+            lab.train(TINY, "student", on_wait=leave)
+        with pytest.raises(BusyError):
+            lab.train(TINY, "teacher")
+    assert places == [1]
+    assert lab.train(TINY, "student") is tiny_lab  # the slot is free again
 
 
 def test_the_cache_is_bounded(tiny_lab) -> None:

@@ -1,32 +1,28 @@
 """Training runs off the server's process, one at a time, each configuration once.
 
 A run takes seconds of CPU; in the server's process it would hold the GIL and stall every
-visitor. So runs go to one worker process (spawned), started when first
-needed and kept. The server's thread only waits on a queue, reporting progress as it comes.
+visitor. So runs go to a worker process (lnlab.worker), and the server's thread only waits,
+passing on the progress the run reports.
 
 Thirty students opening the teacher's link cost one run: finished results are cached per
 configuration (bounded, shared by every session), and a visitor asking for a configuration
 that is already training follows that run's progress instead of queueing another. A run
-takes the server's one heavy-work slot (lnlab.fair_queue, shared with the GPU benchmark) and
-is stopped past TIME_CAP_S.
+waits for its first-come turn at the server's one heavy-work slot (lnlab.fair_queue, shared
+with the GPU benchmark) and is stopped past TIME_CAP_S.
 """
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing as mp
-import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lnlab import benchmark
+from lnlab import fair_queue, worker
 from lnlab.errors import InputError
 from lnlab.training.config import TrainConfig
-from lnlab.training.run import LabResult
+from lnlab.training.run import LabResult, run_lab
 
 TIME_CAP_S = 90.0
 MAX_WAIT_S = 60.0  # in the fair queue before giving up
@@ -37,93 +33,14 @@ OnProgress = Callable[[int, int, float], None]  # steps done, steps in all, seco
 OnWait = Callable[[int], None]  # place in the queue, 1 = next
 
 
-def _serve(jobs: mp.Queue, replies: mp.Queue) -> None:
-    """The worker process: run each configuration from `jobs`, reply progress and result."""
-    from lnlab.training.run import run_lab
+def job(config: TrainConfig) -> LabResult:
+    """The worker's job: the run, reporting (done, total) about REPORTS times."""
 
-    while (config := jobs.get()) is not None:
+    def progress(done: int, total: int) -> None:
+        if done == total or done % max(1, total // REPORTS) == 0:
+            worker.report(done, total)
 
-        def report(done: int, total: int) -> None:
-            if done == total or done % max(1, total // REPORTS) == 0:
-                replies.put(("progress", done, total))
-
-        try:
-            replies.put(("done", run_lab(config, report)))
-        except Exception as exc:  # a bug: the visitor gets a message, the server goes on
-            replies.put(("error", f"the training run failed ({type(exc).__name__}: {exc})"))
-
-
-class Worker:
-    """The one training process: started on the first run, restarted if it dies or is
-    stopped for passing the time cap."""
-
-    def __init__(self, time_cap_s: float = TIME_CAP_S) -> None:
-        self.time_cap_s = time_cap_s
-        self._process: mp.process.BaseProcess | None = None
-
-    def _start(self) -> None:
-        context = mp.get_context("spawn")
-        self._jobs, self._replies = context.Queue(), context.Queue()
-        self._process = context.Process(
-            target=_serve, args=(self._jobs, self._replies), daemon=True, name="lnlab-training"
-        )
-        self._process.start()
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.join(5)
-            self._process = None
-
-    def run(self, config: TrainConfig, on_progress: OnProgress) -> LabResult:
-        """The run's result; InputError if it fails or passes the time cap."""
-        if self._process is None or not self._process.is_alive():
-            self._start()
-        start = time.monotonic()
-        self._jobs.put(config)
-        while True:
-            try:
-                message = self._replies.get(timeout=0.25)
-            except queue.Empty:
-                if not self._process.is_alive():
-                    self.stop()
-                    raise InputError("the training process stopped unexpectedly") from None
-                if time.monotonic() - start > self.time_cap_s:
-                    self.stop()
-                    raise InputError(
-                        f"the training run passed the {self.time_cap_s:g} s cap and was "
-                        "stopped; try fewer layers, steps or variants"
-                    ) from None
-                continue
-            kind, *rest = message
-            if kind == "progress":
-                on_progress(rest[0], rest[1], time.monotonic() - start)
-            elif kind == "done":
-                return rest[0]
-            else:
-                raise InputError(rest[0])
-
-
-@contextlib.contextmanager
-def _benchmark_slot() -> Iterator[None]:
-    """The benchmark's one slot, without waiting (until lnlab.fair_queue lands)."""
-    if not benchmark._heavy_run.acquire(blocking=False):
-        raise benchmark.BusyError(
-            "Another visitor's benchmark or training run is using the server; try again soon."
-        )
-    try:
-        yield
-    finally:
-        benchmark._heavy_run.release()
-
-
-def heavy_turn(owner: str, on_wait: OnWait | None) -> AbstractContextManager[None]:
-    """The server's heavy-work slot for `owner`: the fair queue's turn when it exists."""
-    try:
-        from lnlab.fair_queue import turn
-    except ImportError:
-        return _benchmark_slot()
-    return turn(owner, on_wait=on_wait, max_wait_s=MAX_WAIT_S)
+    return run_lab(config, progress)
 
 
 @dataclass
@@ -139,8 +56,8 @@ class _Flight:
 class Lab:
     """Cached, shared, one-at-a-time training runs (one instance per server: LAB)."""
 
-    def __init__(self, worker: Worker | None = None, cache_size: int = CACHE_SIZE) -> None:
-        self.worker = worker or Worker()
+    def __init__(self, runner: worker.Worker | None = None, cache_size: int = CACHE_SIZE) -> None:
+        self.worker = runner or worker.Worker()
         self.cache_size = cache_size
         self._lock = threading.Lock()
         self._cache: OrderedDict[TrainConfig, LabResult] = OrderedDict()
@@ -187,9 +104,23 @@ class Lab:
                 flight.progress = (done, total, seconds)
                 report(done, total, seconds)
 
-            with heavy_turn(owner, on_wait):
+            with fair_queue.turn(owner, on_wait=on_wait, max_wait_s=MAX_WAIT_S):
                 self.runs_started += 1
-                flight.result = self.worker.run(config, follow)
+                start = time.monotonic()
+                try:
+                    flight.result = self.worker.call(
+                        job,
+                        config,
+                        timeout_s=TIME_CAP_S,
+                        on_progress=lambda done, total: follow(
+                            done, total, time.monotonic() - start
+                        ),
+                    )
+                except worker.WorkerError as err:
+                    raise InputError(
+                        f"The training run did not finish: {err}. Try fewer blocks, steps or "
+                        "variants."
+                    ) from err
             with self._lock:
                 self._cache[config] = flight.result
                 while len(self._cache) > self.cache_size:
