@@ -157,12 +157,18 @@ def _settings() -> None:
     )
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _slides(config: cfg.TrainConfig, trained: bool) -> slides.Lesson:
+    """Shared between sessions, never mutated; rebuilt once the configuration is trained."""
+    return slides.slides(config, LAB.cached(config) if trained else None)
+
+
 def _build() -> slides.Lesson:
     try:
         config = _config()
     except InputError:
-        config = cfg.TrainConfig()
-    return slides.slides(config, LAB.cached(config))
+        config = DEFAULT
+    return _slides(config, LAB.cached(config) is not None)
 
 
 def _exports() -> None:
