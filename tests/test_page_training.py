@@ -110,6 +110,9 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
         assert not at.exception
         seen.append(_text(at))
     assert "naive Batch Norm" in seen[1] and "pre-LN" in seen[1]
+    depth = result.depth_grads
+    assert f"**{depth['post'][0][-1] / depth['pre'][0][-1]:.1f}x** with one block" in seen[3]
+    assert f"{result.warmup_on.losses[-1]:.3f}" not in seen[4]  # the mean of the last 10
     assert "varies by" in seen[5]
     assert "Largest gap" in seen[6]
     assert "def train_variant" in downloaded(at, "tr_script", files)

@@ -16,11 +16,12 @@ import time
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import benchmark_slot_held, needs_cuda
+from helpers import benchmark_slot_held, needs_cuda, validated
 
 from lnlab import worker
 from lnlab.benchmark import _cpu_threads
 from lnlab.errors import BusyError, InputError
+from lnlab.lessons.training import slides
 from lnlab.training import data, norms
 from lnlab.training.config import MAX_WORK, TrainConfig
 from lnlab.training.run import LabResult, depth_grads, final_loss, fluctuation, run_lab
@@ -200,6 +201,15 @@ def test_post_ln_needs_warm_up_at_a_large_learning_rate() -> None:
 @pytest.fixture(scope="module")
 def tiny_lab() -> LabResult:
     return run_lab(TINY)
+
+
+def test_the_lessons_charts_are_valid_plotly(tiny_lab) -> None:
+    lesson = slides(TINY, tiny_lab)
+    charts = [s.figure for s in lesson.sections if s.figure is not None]
+    assert len(charts) == 4  # loss, gradients, depth, warm-up (no Batch Norm chosen)
+    for chart in charts:
+        validated(chart.plot())
+    assert slides(TINY, None).sections[1].callouts  # before training: "press Train"
 
 
 def test_a_run_has_every_part(tiny_lab) -> None:

@@ -184,15 +184,19 @@ def _depth(result: LabResult) -> Section:
 def _warmup(result: LabResult) -> Section:
     on, off = result.warmup_on, result.warmup_off
     steps = range(1, result.config.steps + 1)
-    better = "with" if final_loss(on) < final_loss(off) else "without"
+    advice = (
+        "The large first gradients of the initial weights, taken at full rate, set post-LN off "
+        "course; ramping the rate up lets it train."
+        if final_loss(on) < final_loss(off)
+        else "Here warm-up does not help: try a larger learning rate and more blocks."
+    )
     return Section(
         key=WARMUP,
         title="What warm-up changes for post-LN",
         explanation=(
             f"Warm-up raises the learning rate from 0 to {result.config.lr:g} over the first "
             f"fifth of the steps. Post-LN here ends at {final_loss(on):.3f} with warm-up and "
-            f"{final_loss(off):.3f} without: lower **{better}** it. Try a larger learning rate "
-            "and more blocks."
+            f"{final_loss(off):.3f} without. " + advice
         ),
         figure=Figure(
             lambda: lines(
@@ -262,7 +266,9 @@ def _gap(result: LabResult) -> Section:
         explanation=(
             "The held-out loss twice: with the running statistics (evaluation) and with the "
             "batch's own (training mode). Only Batch Norm has running statistics, so only "
-            f"its rows differ. Largest gap: **{label(biggest.variant)}**, {gap:+.4f}."
+            f"its rows differ. Largest gap: **{label(biggest.variant)}**, {gap:+.4f}. Running "
+            "statistics average the last ten or so batches (momentum 0.1): they trail the batch's "
+            "own when the weights move fast, and under naive Batch Norm they count padding."
         ),
         numbers=(Table(frame, "Held-out: 256 sentences with the run's padding."),),
     )
