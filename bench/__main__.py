@@ -8,6 +8,7 @@ BENCHMARKS = (
     "bench.browser",
     "bench.sessions",
     "bench.gpu_fairness",
+    "bench.training",
 )
 
 for name in BENCHMARKS:

@@ -97,7 +97,10 @@ def test_every_setting_goes_into_the_link() -> None:
 def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     files = record_downloads(monkeypatch)
     at = _open(TINY_LINK)
-    at.button(key="tr_run").click().run()
+    try:
+        at.button(key="tr_run").click().run()
+    finally:
+        LAB.worker.stop()  # the rest of the suite does not need its process
     assert not at.exception and not at.warning, [w.value for w in at.warning]
     config = TrainConfig(variants=("pre", "bn"), layers=1, steps=20, seed=7)
     result = LAB.cached(config)
