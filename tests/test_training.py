@@ -284,6 +284,20 @@ def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
     assert lab.train(TINY, "student") is tiny_lab  # the slot is free again
 
 
+class _StoppedWorker:
+    """A stand-in for a worker whose run passed the time cap."""
+
+    def call(self, fn, config, *, timeout_s, on_progress):
+        raise worker.TimedOut(f"it passed its {timeout_s:g} s limit and was stopped")
+
+
+def test_a_run_past_the_time_cap_gives_a_message_and_frees_the_config() -> None:
+    lab = Lab(_StoppedWorker())  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="did not finish: it passed its 90 s limit"):
+        lab.train(TINY, "visitor")
+    assert lab.cached(TINY) is None and not lab._flights  # the next ask runs it again
+
+
 def test_the_cache_is_bounded(tiny_lab) -> None:
     lab = Lab(_SlowWorker(tiny_lab), cache_size=2)  # type: ignore[arg-type]
     for seed in range(3):
