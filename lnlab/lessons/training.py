@@ -105,7 +105,7 @@ def _loss(result: LabResult) -> Section:
         key=LOSS,
         title="Loss curves on the same data",
         explanation=said,
-        numbers=(Table(frame, "Held-out: 256 new sentences, evaluation mode."),),
+        numbers=(Table(frame, "Held-out: 256 new sentences, evaluation mode.", on_slide=False),),
         figure=Figure(
             lambda: lines(
                 {label(r.variant): (steps, r.losses) for r in result.runs},

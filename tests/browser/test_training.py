@@ -1,0 +1,49 @@
+"""The training lab in a real browser, in presenter mode: Train on the first slide, the
+progress bar, then every slide with the run's charts and tables fits 1024 x 768."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from .conftest import (
+    APP_PAGES,
+    StreamlitServer,
+    assert_charts_drawn,
+    assert_no_problems,
+    expect_rerun,
+    new_app_page,
+    wait_for_app,
+)
+from .slides import PROJECTORS, measure
+
+pytestmark = pytest.mark.browser
+
+TRAINING = next(p for p in APP_PAGES if p.name == "training")
+TINY = "?v=1&present=1&var=pre,bn&layers=1&steps=20&seed=3"
+
+
+def test_a_trained_lesson_fits_the_projector(
+    browser: Browser, streamlit_server: StreamlitServer
+) -> None:
+    page = new_app_page(browser, PROJECTORS[0])
+    try:
+        page.goto(streamlit_server.page_url(TRAINING) + TINY)
+        wait_for_app(page)
+        page.locator(".st-key-tr_run button").click()
+        expect(page.locator(".st-key-tr_run button")).to_contain_text(
+            "Trained (cached)", timeout=180_000
+        )
+        problems = {}
+        for k in range(1, 8):
+            assert_no_problems(page)
+            if k > 1:
+                assert_charts_drawn(page)
+            if fit := measure(page).problems():
+                problems[k] = fit
+            if k < 7:
+                with expect_rerun(page):
+                    page.keyboard.press("PageDown")
+        assert not problems, problems
+    finally:
+        page.context.close()
