@@ -175,3 +175,8 @@ class Worker:
                 self._process.kill()
             self._process.join(5)
         self._process = self._conn = None
+
+
+# The server's one process for heavy work: the GPU page's benchmark and the training lab's
+# runs take turns at one slot (lnlab.fair_queue), so one process with torch serves both.
+HEAVY = Worker()

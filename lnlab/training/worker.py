@@ -1,7 +1,8 @@
 """Training runs off the server's process, one at a time, each configuration once.
 
 A run takes seconds of CPU; in the server's process it would hold the GIL and stall every
-visitor. So runs go to a worker process (lnlab.worker), and the server's thread only waits,
+visitor. So runs go to the server's heavy-work process (lnlab.worker.HEAVY, which the GPU
+benchmark uses too: the two take turns at one slot), and the server's thread only waits,
 passing on the progress the run reports.
 
 Thirty students opening the teacher's link cost one run: finished results are cached per
@@ -57,7 +58,7 @@ class Lab:
     """Cached, shared, one-at-a-time training runs (one instance per server: LAB)."""
 
     def __init__(self, runner: worker.Worker | None = None, cache_size: int = CACHE_SIZE) -> None:
-        self.worker = runner or worker.Worker()
+        self.worker = runner or worker.HEAVY  # shared with the GPU benchmark
         self.cache_size = cache_size
         self._lock = threading.Lock()
         self._cache: OrderedDict[TrainConfig, LabResult] = OrderedDict()
