@@ -63,6 +63,7 @@ def slides(config: TrainConfig, result: LabResult | None) -> Lesson:
 
 def _setup(config: TrainConfig, result: LabResult | None) -> Section:
     low, high = data.length_range(config.padding)
+    blocks = f"{config.layers} block" + "s" * (config.layers != 1)
     numbers: tuple = ()
     if result is not None:
         numbers = (
@@ -75,8 +76,8 @@ def _setup(config: TrainConfig, result: LabResult | None) -> Section:
         explanation=(
             f"Sentences of {low} to {high} tokens (from {data.VOCAB - 1} kinds) padded to "
             f"{data.SEQ} positions; each token's target is its rank in its sentence. The "
-            f"encoder has d = {D_MODEL}, {HEADS} heads and {config.layers} blocks; attention "
-            "and the loss ignore padding, so only Batch Norm, which pools over the batch, sees "
+            f"encoder has d = {D_MODEL}, {HEADS} heads and {blocks}; attention and the loss "
+            "ignore padding, so only Batch Norm, which pools over the batch, sees "
             "it. Adam, gradients clipped at norm 1."
         ),
         numbers=numbers,

@@ -8,6 +8,7 @@ from playwright.sync_api import Browser, expect
 
 from .conftest import (
     APP_PAGES,
+    OUTPUT,
     StreamlitServer,
     assert_charts_drawn,
     assert_no_problems,
@@ -45,6 +46,8 @@ def test_a_trained_lesson_fits_the_projector(
                 assert_charts_drawn(page)
             if fit := measure(page).problems():
                 problems[k] = fit
+            if size == PROJECTORS[0]:
+                page.screenshot(path=OUTPUT / "slides" / f"training-trained-{k}.png")
             if k < 7:
                 with expect_rerun(page):
                     page.keyboard.press("PageDown")
