@@ -9,6 +9,7 @@ BENCHMARKS = (
     "bench.sessions",
     "bench.classroom",
     "bench.gpu_fairness",
+    "bench.training",
 )
 
 for name in BENCHMARKS:

@@ -42,7 +42,7 @@ MAX_SAMPLES = 25
 MIN_SAMPLE_S = 1e-3  # a sample repeats the call until it lasts this long (timer resolution)
 CPU_THREADS = 1
 
-_WORKER = worker.Worker()  # the server's one benchmark worker process
+_WORKER = worker.HEAVY  # the server's one heavy-work process, shared with training
 
 
 def element_cap(device: str) -> int:

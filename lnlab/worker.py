@@ -62,8 +62,19 @@ class Died(WorkerError):
     """The worker process ended during the job."""
 
 
+_progress_conn: Connection | None = None  # in the worker: where report() sends progress
+
+
+def report(*values: Any) -> None:
+    """From inside a job: send `values` to the caller's on_progress (in-process: nothing)."""
+    if _progress_conn is not None:
+        _progress_conn.send(("progress", values))
+
+
 def _serve(conn: Connection, preload: tuple[str, ...]) -> None:
     """The worker's loop: import `preload` (torch), say ready, then run (fn, args) jobs."""
+    global _progress_conn
+    _progress_conn = conn
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
     for module in preload:  # once, before the first job
@@ -100,19 +111,32 @@ class Worker:
         self.unavailable = ""  # why no worker can start here, once that is known
         self.started = 0  # processes started so far
 
-    def call(self, fn: Callable[..., Any], *args: Any, timeout_s: float) -> Any:
-        """fn(*args) in the worker (fn must be importable by name, args picklable).
+    def call(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout_s: float,
+        on_progress: Callable[..., None] | None = None,
+    ) -> Any:
+        """fn(*args) in the worker (fn must be importable by name, args picklable); what fn
+        passes to report() meanwhile goes to on_progress.
 
         Raises what fn raised, Unavailable, TimedOut (after `timeout_s`) or Died.
         """
         with self._lock:
             conn = self._connection()
+            deadline = time.monotonic() + timeout_s
             try:
                 conn.send((fn, args))
-                if not conn.poll(timeout_s):
-                    self._stop()
-                    raise TimedOut(f"it passed its {timeout_s:g} s limit and was stopped")
-                status, value = conn.recv()
+                while True:
+                    if not conn.poll(max(0.0, deadline - time.monotonic())):
+                        self._stop()
+                        raise TimedOut(f"it passed its {timeout_s:g} s limit and was stopped")
+                    status, value = conn.recv()
+                    if status != "progress":
+                        break
+                    if on_progress is not None:
+                        on_progress(*value)
             except (EOFError, OSError) as exc:
                 process = self._process
                 self._stop()
@@ -171,3 +195,8 @@ class Worker:
                 self._process.kill()
             self._process.join(5)
         self._process = self._conn = None
+
+
+# The server's one process for heavy work: the GPU page's benchmark and the training lab's
+# runs take turns at one slot (lnlab.fair_queue), so one process with torch serves both.
+HEAVY = Worker()

@@ -56,6 +56,12 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/memory:",
         "The same steps in torch on CUDA, MPS or the CPU: parity with float64 and timings.",
     ),
+    PageInfo(
+        "pages/training.py",
+        "Training lab",
+        ":material/model_training:",
+        "A tiny Transformer trained with each norm: loss, gradients, Batch Norm's statistics.",
+    ),
 )
 
 

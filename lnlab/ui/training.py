@@ -1,0 +1,34 @@
+"""The training lab's run in a page: the place in line while waiting (ui.line), a progress
+bar with the time left while training, and a message (never a traceback) when the run cannot
+be had."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lnlab.errors import InputError
+from lnlab.training.config import TrainConfig
+from lnlab.training.run import LabResult
+from lnlab.training.worker import LAB, time_left
+from lnlab.ui.line import Line, visitor
+
+
+def train(config: TrainConfig) -> LabResult | None:
+    """`config`'s result, run now (or followed, or cached) with a progress bar; None, with a
+    message on the page, when it could not be had."""
+    line = Line()
+    bar = st.progress(0.0, text="Starting the training process...")
+
+    def progress(done: int, total: int, seconds: float) -> None:
+        bar.progress(min(1.0, done / max(total, 1)), text=time_left(done, total, seconds))
+
+    try:
+        result = LAB.train(config, visitor(), progress, line.on_wait)
+    except InputError as err:  # BusyError too: the line is full or too long
+        bar.empty()
+        line.refused(str(err))
+        return None
+    bar.empty()
+    if waited := line.done():
+        st.caption(waited)
+    return result
