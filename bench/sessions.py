@@ -91,9 +91,8 @@ class Session:
             self.cache[msg.hash] = msg
         return msg
 
-    async def rerun(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> Run:
-        """Ask for a script run with these widget states (of the fragment `fragment_id` alone,
-        if given, as a click inside a fragment does); read messages until it finishes."""
+    def rerun_request(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> bytes:
+        """The BackMsg a browser sends to ask for a script run with these widget states."""
         back = BackMsg()
         client = back.rerun_script
         client.fragment_id = fragment_id
@@ -108,8 +107,13 @@ class Session:
         client.context_info.CopyFrom(
             ContextInfo(timezone="UTC", timezone_offset=0, locale="en-US", url=url)
         )
+        return back.SerializeToString()
+
+    async def rerun(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> Run:
+        """Ask for a script run with these widget states (of the fragment `fragment_id` alone,
+        if given, as a click inside a fragment does); read messages until it finishes."""
         start = time.perf_counter()
-        await self.ws.send(back.SerializeToString())
+        await self.ws.send(self.rerun_request(states, fragment_id))
         metric = metric_ms = None
         headings: list[str] = []
         while True:

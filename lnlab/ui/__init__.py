@@ -21,6 +21,7 @@ from lnlab.ui.inputs import (
     last_good,
     preset_choice,
     show_error,
+    text_box,
     token_choice,
     within,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "show_error",
     "show_section",
     "table",
+    "text_box",
     "token_choice",
     "within",
 ]

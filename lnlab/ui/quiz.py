@@ -7,9 +7,10 @@ import streamlit as st
 from lnlab.errors import InputError
 from lnlab.markdown import plain
 from lnlab.quiz import Question, check, score
-from lnlab.ui.inputs import show_error
+from lnlab.ui.inputs import show_error, text_box
 from lnlab.ui.rerun import rerun_app
 
+MAX_ANSWER_CHARS = 40  # a number, written out
 QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page switches
 
 
@@ -36,7 +37,7 @@ def ask(question: Question) -> bool:
         if question.choices:
             st.radio("Your answer", question.choices, index=None, key=key)
         else:
-            st.text_input("Your answer", key=key, placeholder="a number")
+            text_box(st.text_input, "Your answer", key, MAX_ANSWER_CHARS, placeholder="a number")
         st.button("Check", key=f"check_{question.qid}", on_click=_mark, args=(question,))
         if problem := st.session_state.pop(f"_q_problem_{question.qid}", None):
             show_error(problem)

@@ -8,20 +8,45 @@ the first visitor finds them loaded. Arguments are Streamlit's (`--server.port 8
 
 from __future__ import annotations
 
+import ast
+import importlib
 import sys
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ("app.py", "pages/*.py")  # what `streamlit run app.py` runs
 
 
-def warm() -> float:
-    """Import what the pages need (torch, numpy, pandas, plotly, the lnlab pages' modules);
-    the seconds it took."""
+def script_imports(root: Path = ROOT) -> list[str]:
+    """The modules the app's scripts import, in the order they name them ("lnlab.backend"
+    for `from lnlab import backend`; "torch" for `import torch`)."""
+    names: list[str] = []
+    for pattern in SCRIPTS:
+        for script in sorted(root.glob(pattern)):
+            for node in ast.walk(ast.parse(script.read_text(), str(script))):
+                if isinstance(node, ast.Import):
+                    names += [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names.append(node.module)
+                    names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return list(dict.fromkeys(n for n in names if n != "__future__"))
+
+
+def warm(root: Path = ROOT) -> float:
+    """Import torch and every module the app's scripts import; the seconds it took.
+
+    `from lnlab import backend` names a module; `from lnlab.parse import MAX_CHARS` names a
+    constant, which is no module and is skipped."""
     start = time.perf_counter()
     import torch  # noqa: F401
 
-    import lnlab
-    import lnlab.lessons
-    import lnlab.ui  # noqa: F401
-
+    for name in script_imports(root):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:  # a module that is there but fails to import
+                raise
     return time.perf_counter() - start
 
 
