@@ -138,6 +138,8 @@ class Session:
             elif kind == "page_info_changed":  # the page wrote the URL (its share link)
                 self.query_string = msg.page_info_changed.query_string
             elif kind == "script_finished":
+                if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    continue  # the page asked for a rerun (st.rerun), which follows
                 if msg.script_finished not in FINISHED:
                     raise WrongPage(f"the run ended with status {msg.script_finished}")
                 elapsed = (time.perf_counter() - start) * 1e3

@@ -83,7 +83,7 @@ def _refuse_oversized(key: str) -> bool:
     else:
         del st.session_state[key]
     st.session_state.setdefault(_REFUSED, []).append(
-        f"{label.split(':')[0]}: the text reached the box's limit of {limit:,} characters, "
+        f"{label.split(':')[0]}: the text reached the limit of {limit:,} characters, "
         "where longer text is cut off"
     )
     return True

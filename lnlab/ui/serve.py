@@ -3,7 +3,9 @@
 `streamlit run app.py` imports torch (3.6 s of CPU, +190 MiB) when the first visitor opens a
 page that needs it, and every other session waits meanwhile. This launcher imports what the
 pages need first, then hands its arguments to `streamlit run app.py` in the same process, so
-the first visitor finds them loaded. Arguments are Streamlit's (`--server.port 8502`).
+the first visitor finds them loaded. It also makes the server mark the links it drops, so
+that the page can say so (lnlab.ui.links.mark_dropped_links). Arguments are Streamlit's
+(`--server.port 8502`).
 """
 
 from __future__ import annotations
@@ -51,9 +53,12 @@ def warm(root: Path = ROOT) -> float:
 
 
 def main(argv: list[str]) -> int:
-    """Warm, then run `streamlit run app.py <argv>`."""
+    """Warm, make the server mark the links it drops, then run `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
+    from lnlab.ui.links import mark_dropped_links
+
+    mark_dropped_links()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
     sys.argv = ["streamlit", "run", "app.py", *argv]
     return cli.main()
