@@ -20,8 +20,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-from bench.browser import serve
 from bench.browser import LNLAB as APP
+from bench.browser import serve
 from bench.report import record
 from bench.sessions import STREAM, Session
 from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings
