@@ -16,13 +16,10 @@ import os
 import time
 from contextlib import AsyncExitStack
 
-from websockets.asyncio.client import connect
-from websockets.typing import Subprotocol
-
 from bench.browser import LNLAB as APP
 from bench.browser import percentile, serve
 from bench.report import record
-from bench.sessions import STREAM, Session, open_session
+from bench.sessions import open_session, page_session
 
 ROUNDS = 3
 AFTER_S = 0.5  # the victim goes on editing this long after the GPU page has loaded
@@ -30,13 +27,9 @@ AFTER_S = 0.5  # the victim goes on editing this long after the GPU page has loa
 
 async def first_visit(server, path: str) -> float:
     """Open `path` in a new session; ms to its first run's end."""
-    async with connect(
-        server.url.replace("http://", "ws://", 1) + STREAM,
-        subprotocols=[Subprotocol("streamlit")],
-        max_size=None,
-    ) as ws:
-        session = Session(ws, server.url + path)
-        return (await session.rerun()).finished_ms
+    async with AsyncExitStack() as stack:
+        _, run = await page_session(stack, server, path)
+        return run.finished_ms
 
 
 async def one_round(launcher: bool) -> tuple[float, list[float], float, float]:

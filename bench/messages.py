@@ -17,13 +17,11 @@ from contextlib import AsyncExitStack
 
 import numpy as np
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from websockets.asyncio.client import connect
-from websockets.typing import Subprotocol
 
 from bench.browser import LNLAB as APP
 from bench.browser import serve
 from bench.report import record
-from bench.sessions import STREAM, Session
+from bench.sessions import Session, page_session
 from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings
 
 # page, its biggest text box, the box's Next button
@@ -66,12 +64,7 @@ async def measure() -> list[tuple[str, ...]]:
     async with serve(APP) as server:
         for path, box, next_key in PAGES:
             async with AsyncExitStack() as stack:
-                ws_url = server.url.replace("http://", "ws://", 1) + STREAM
-                ws = await stack.enter_async_context(
-                    connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None)
-                )
-                session = Measuring(ws, server.url + path)
-                await session.rerun()
+                session, _ = await page_session(stack, server, path, Measuring)
                 states = [WidgetState(id=session.widgets[box].id, string_value=text)]
                 await session.rerun(states)
                 for _ in range(SECTIONS):

@@ -20,18 +20,17 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
-from websockets.typing import Subprotocol
 
 from bench.browser import LNLAB as APP
 from bench.browser import serve
 from bench.report import record
-from bench.sessions import STREAM, Session
+from bench.sessions import page_session
 
 SESSIONS = 8
 WAVES = 3  # the sessions come, send and close this many times
 ROUNDS = 3
+PAGE = "/conventions"
 BOX = "cv_text"
 SERVERS = (  # (name, value MB, Streamlit options)
     (
@@ -48,15 +47,7 @@ async def crafted(server, value_mb: float, k: int) -> bool:
     """One session sending ROUNDS oversized requests, then a normal edit; False if the server
     closed its websocket."""
     async with AsyncExitStack() as stack:
-        ws = await stack.enter_async_context(
-            connect(
-                server.url.replace("http://", "ws://", 1) + STREAM,
-                subprotocols=[Subprotocol("streamlit")],
-                max_size=None,
-            )
-        )
-        session = Session(ws, server.url + "/conventions")
-        await session.rerun()
+        session, _ = await page_session(stack, server, PAGE)
         box = session.widgets[BOX].id
         size = int(value_mb * 1e6)
         try:
@@ -73,11 +64,8 @@ async def crafted(server, value_mb: float, k: int) -> bool:
 
 async def measure_one(value_mb: float, options: Sequence[str]) -> tuple[str, ...]:
     async with serve(APP, options=options) as server:
-        async with connect(
-            server.url.replace("http://", "ws://", 1) + STREAM,
-            subprotocols=[Subprotocol("streamlit")],
-        ) as ws:  # the page once, so that its modules and caches are there before
-            await Session(ws, server.url + "/conventions").rerun()
+        async with AsyncExitStack() as stack:  # the page once: its modules and caches there
+            await page_session(stack, server, PAGE)
         rss = [server.rss_mib()]
         cut = 0
         for _ in range(WAVES):

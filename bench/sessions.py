@@ -165,18 +165,26 @@ def cpu_s(server: Server) -> float:
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
+async def page_session(
+    stack: AsyncExitStack, server: Server, path: str, kind: type[Session] = Session
+) -> tuple[Session, Run]:
+    """A new session (a `kind`) on the page at `path` after its first run (closed with
+    `stack`), and that run."""
+    ws_url = server.url.replace("http://", "ws://", 1) + STREAM
+    ws = await stack.enter_async_context(
+        connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
+    )
+    session = kind(ws, server.url + path)
+    return session, await session.rerun()
+
+
 async def open_session(
     stack: AsyncExitStack, server: Server, path: str = LNLAB.path, needs: str = LNLAB.text_key
 ) -> tuple[Session, float]:
     """Connect and load the page at `path`, which must draw widget `needs` and a metric
     (closed with `stack`); ms from connecting to script_finished."""
     start = time.perf_counter()
-    ws_url = server.url.replace("http://", "ws://", 1) + STREAM
-    ws = await stack.enter_async_context(
-        connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
-    )
-    session = Session(ws, server.url + path)
-    run = await session.rerun()
+    session, run = await page_session(stack, server, path)
     if needs not in session.widgets or run.metric is None:
         raise WrongPage(f"{path} has no widget {needs!r} or no metric")
     return session, (time.perf_counter() - start) * 1e3

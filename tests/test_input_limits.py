@@ -1,15 +1,19 @@
 """Limits the server keeps, whatever the browser sends: text boxes over their size, grid edits
-too large to apply, and links Streamlit drops (AppTest and plain calls; the browser side is in
-tests/browser/test_limits.py)."""
+too large to apply, links Streamlit drops and runs asked for too fast (AppTest and plain
+calls; the browser side is in tests/browser/test_limits.py)."""
 
 from __future__ import annotations
 
-import pytest
-from helpers import page_test
-from streamlit.runtime import app_session
+from types import SimpleNamespace
 
+import pytest
+from helpers import ROOT, page_test
+from streamlit.runtime import app_session
+from streamlit.testing.v1 import AppTest
+
+from lnlab.pace import BURST, RATE
 from lnlab.parse import MAX_CHARS
-from lnlab.ui import inputs, links
+from lnlab.ui import inputs, links, rerun
 
 
 def _errors(at) -> str:
@@ -75,3 +79,15 @@ def test_a_dropped_link_opens_the_default_with_the_usual_notice():
     assert "too long for the server (600,002 characters, 1 parameter)" in notice
     assert "default example" in notice
     assert "dropped" not in at.query_params
+
+
+def test_a_session_running_the_page_too_fast_waits_before_the_page(monkeypatch):
+    """With the clock stopped, the bucket's BURST runs go at once and each further run waits
+    a tenth of a second more (lnlab.pace); the page itself is drawn as always."""
+    waits: list[float] = []
+    monkeypatch.setattr(rerun, "time", SimpleNamespace(monotonic=lambda: 0.0, sleep=waits.append))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for _ in range(int(BURST) + 2):
+        at.run()
+    assert not at.exception and at.title
+    assert waits == pytest.approx([1 / RATE, 2 / RATE])

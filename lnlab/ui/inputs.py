@@ -20,7 +20,7 @@ KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other
 MAX_CELL_CHARS = 64  # one grid cell: a number takes at most 24 characters, a word 40
 _LIMITS = "_lnlab_text_limits"  # key -> (label, max_chars) of every text box drawn so far
 _FITTING = "_lnlab_text_fitting"  # key -> its last value under its limit
-_REFUSED = "_lnlab_text_refused"  # messages about refused values, for page_setup to show
+_REFUSED = "_lnlab_text_refused"  # key -> why its value was refused, until shown
 
 
 def last_good(key: str, compute: Callable[[], T], fallback: T) -> T:
@@ -53,8 +53,9 @@ def text_box(widget: Callable[..., T], label: str, key: str, max_chars: int, **k
     start of every run, before a page reads its boxes.
     """
     st.session_state.setdefault(_LIMITS, {})[key] = (label, max_chars)
-    if _refuse_oversized(key):
-        show_error(InputError(st.session_state[_REFUSED].pop()))
+    _refuse_oversized(key)
+    if message := st.session_state.get(_REFUSED, {}).pop(key, None):
+        show_error(InputError(message))  # refused in a fragment's run, or before its box
     if on_change := kwargs.pop("on_change", None):
         kwargs["on_change"] = _fitting_change
         kwargs["args"] = (key, on_change, kwargs.get("args", ()))
@@ -65,7 +66,7 @@ def check_text_sizes() -> None:
     """Refuse every text box's value that reached its limit and show why (see text_box)."""
     for key in st.session_state.get(_LIMITS, {}):
         _refuse_oversized(key)
-    for message in st.session_state.pop(_REFUSED, []):
+    for message in st.session_state.pop(_REFUSED, {}).values():
         show_error(InputError(message))
 
 
@@ -82,7 +83,7 @@ def _refuse_oversized(key: str) -> bool:
         st.session_state[key] = fitting[key]
     else:
         del st.session_state[key]
-    st.session_state.setdefault(_REFUSED, []).append(
+    st.session_state.setdefault(_REFUSED, {})[key] = (
         f"{label.split(':')[0]}: the text reached the limit of {limit:,} characters, "
         "where longer text is cut off"
     )
