@@ -40,6 +40,7 @@ SERVERS = (  # (name, value MB, Streamlit options)
     ),
     ("as configured (2 MB), 4 MB values", 4.0, ()),
     ("as configured (2 MB), 0.45 MB values", 0.45, ()),
+    ("as configured (2 MB), 100-byte values (the floor: sessions alone)", 0.0001, ()),
 )
 
 

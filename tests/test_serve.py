@@ -33,3 +33,8 @@ def test_warm_loads_torch_and_every_module_the_pages_import():
     names = serve.script_imports()
     assert not [n for n in names if n not in loaded and n.rsplit(".", 1)[0] not in loaded]
     assert "lnlab.lessons.gpu" in loaded and "lnlab.plots.gpu" in loaded
+
+
+def test_large_freed_blocks_go_back_to_the_system():
+    """On glibc (this project's Debian), mallopt takes the fixed threshold."""
+    assert serve.return_large_blocks()

@@ -11,6 +11,8 @@ that the page can say so (lnlab.ui.links.mark_dropped_links). Arguments are Stre
 from __future__ import annotations
 
 import ast
+import ctypes
+import ctypes.util
 import importlib
 import sys
 import time
@@ -52,13 +54,34 @@ def warm(root: Path = ROOT) -> float:
     return time.perf_counter() - start
 
 
+MMAP_THRESHOLD = 128 * 1024  # glibc's starting value, which it then raises up to 32 MiB
+M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+
+
+def return_large_blocks() -> bool:
+    """Keep glibc's threshold for allocating a block by itself (mmap) at 128 KiB; True if set.
+
+    glibc raises it after each large block freed, after which large blocks come from the
+    heap and their memory stays with the process: every wave of 8 sessions sending 0.45 MB
+    values left about 30 MiB more behind (bench/results/oversized.md). Held fixed, a large
+    block goes back to the system when freed. Elsewhere than glibc this does nothing.
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    except (OSError, AttributeError):
+        return False
+
+
 def main(argv: list[str]) -> int:
-    """Warm, make the server mark the links it drops, then run `streamlit run app.py <argv>`."""
+    """Warm, make the server mark the links it drops and return large freed blocks, then run
+    `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
+    return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
     sys.argv = ["streamlit", "run", "app.py", *argv]
     return cli.main()
