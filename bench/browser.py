@@ -105,12 +105,26 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def run_command(script: str, launcher: bool = True) -> list[str]:
+    """How to serve `script`: the app as `make run` does (lnlab.ui.serve, which imports torch
+    and the pages' modules before the first visitor), anything else, or the app with
+    `launcher` False, with a plain `streamlit run`."""
+    if script == LNLAB.script and launcher:
+        return [sys.executable, "-m", "lnlab.ui.serve"]
+    return [sys.executable, "-m", "streamlit", "run", script]
+
+
 @asynccontextmanager
-async def serve(target: Target, root: Path = ROOT) -> AsyncIterator[Server]:
-    """`streamlit run` the target in checkout `root` on a free port until healthy; stopped on
-    exit."""
+async def serve(
+    target: Target,
+    root: Path = ROOT,
+    launcher: bool = True,
+    options: Sequence[str] = (),
+) -> AsyncIterator[Server]:
+    """Serve the target from checkout `root` on a free port until healthy (see run_command),
+    with Streamlit's command-line `options` ("--runner.fastReruns", "true"); stopped on exit."""
     port = _free_port()
-    command = [sys.executable, "-m", "streamlit", "run", target.script]
+    command = [*run_command(target.script, launcher), *options]
     command += ["--server.port", str(port), "--server.headless", "true"]
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     with tempfile.TemporaryFile() as log:

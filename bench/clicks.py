@@ -4,9 +4,10 @@ Run: `.venv/bin/python -m bench.clicks`. Serves, in turn, the step-through page 
 bench/minimal_next.py (Previous and Next buttons and a counter: Streamlit's floor) and speaks
 Streamlit's websocket protocol to each, as bench.sessions does (no browser):
 
-- one session clicks Next to the last section and Previous back, CLICKS times: the server's
-  CPU per click and the click's latency (rerun request sent to script_finished). On the
-  lesson a click reruns only the lesson's fragment (the browser sends the fragment's id);
+- one session clicks Next to the last section and Previous back, CLICKS times at a person's
+  pace (CLICK_GAP_S apart): the server's CPU per click and the click's latency (rerun request
+  sent to script_finished). On the lesson a click reruns only the lesson's fragment (the
+  browser sends the fragment's id);
 - the same session asks for FULL_RERUNS whole-page reruns: the server's CPU per full run;
 - BURST sessions press Next in the same instant, BURST_ROUNDS times: latency p50/p95/max;
 - in headless Chromium, BROWSER_CLICKS clicks on Next and Previous: the time from the click to
@@ -44,6 +45,9 @@ from bench.report import record
 from bench.sessions import Run, Session, WrongPage, cpu_s, open_session
 
 CLICKS = 40
+# A person's pace, seven clicks a second: back to back, clicks would measure the app's pacing
+# of a session's runs (lnlab.pace: ten a second after a burst), not what one click costs.
+CLICK_GAP_S = 1 / 7
 BROWSER_CLICKS = 24
 FULL_RERUNS = 20
 BURST = 30
@@ -119,9 +123,11 @@ async def click(app: App, session: Session, key: str, expected: int) -> float:
 
 
 async def walk(app: App, session: Session, clicks: int) -> list[float]:
-    """Next to the last step, Previous to the first, and again, `clicks` times in all."""
+    """Next to the last step, Previous to the first, and again, `clicks` times in all, one
+    click every CLICK_GAP_S at most."""
     times, at, step = [], 1, 1
     for _ in range(clicks):
+        await asyncio.sleep(CLICK_GAP_S)
         if at == app.count:
             step = -1
         elif at == 1:

@@ -92,9 +92,8 @@ class Session:
             self.cache[msg.hash] = msg
         return msg
 
-    async def rerun(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> Run:
-        """Ask for a script run with these widget states (of the fragment `fragment_id` alone,
-        if given, as a click inside a fragment does); read messages until it finishes."""
+    def rerun_request(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> bytes:
+        """The BackMsg a browser sends to ask for a script run with these widget states."""
         back = BackMsg()
         client = back.rerun_script
         client.fragment_id = fragment_id
@@ -109,8 +108,13 @@ class Session:
         client.context_info.CopyFrom(
             ContextInfo(timezone="UTC", timezone_offset=0, locale="en-US", url=url)
         )
+        return back.SerializeToString()
+
+    async def rerun(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> Run:
+        """Ask for a script run with these widget states (of the fragment `fragment_id` alone,
+        if given, as a click inside a fragment does); read messages until it finishes."""
         start = time.perf_counter()
-        await self.ws.send(back.SerializeToString())
+        await self.ws.send(self.rerun_request(states, fragment_id))
         metric = metric_ms = None
         headings: list[str] = []
         texts: list[str] = []
@@ -139,7 +143,7 @@ class Session:
                 self.query_string = msg.page_info_changed.query_string
             elif kind == "script_finished":
                 if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    continue  # the script called st.rerun: the server starts the next run
+                    continue  # the page asked for a rerun (st.rerun), which follows
                 if msg.script_finished not in FINISHED:
                     raise WrongPage(f"the run ended with status {msg.script_finished}")
                 elapsed = (time.perf_counter() - start) * 1e3
@@ -165,6 +169,24 @@ def cpu_s(server: Server) -> float:
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
+async def page_session(
+    stack: AsyncExitStack,
+    server: Server,
+    path: str,
+    kind: type[Session] = Session,
+    query: str = "",
+) -> tuple[Session, Run]:
+    """A new session (a `kind`) on the page at `path`, opened from a link with `query`, after
+    its first run (closed with `stack`), and that run."""
+    ws_url = server.url.replace("http://", "ws://", 1) + STREAM
+    ws = await stack.enter_async_context(
+        connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
+    )
+    session = kind(ws, server.url + path)
+    session.query_string = query
+    return session, await session.rerun()
+
+
 async def open_session(
     stack: AsyncExitStack,
     server: Server,
@@ -177,13 +199,7 @@ async def open_session(
     which must draw widget `needs` (and a metric, if `metric`); ms from connecting to
     script_finished."""
     start = time.perf_counter()
-    ws_url = server.url.replace("http://", "ws://", 1) + STREAM
-    ws = await stack.enter_async_context(
-        connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
-    )
-    session = Session(ws, server.url + path)
-    session.query_string = query
-    run = await session.rerun()
+    session, run = await page_session(stack, server, path, query=query)
     if needs not in session.widgets or (metric and run.metric is None):
         raise WrongPage(f"{path} has no widget {needs!r} or no metric")
     return session, (time.perf_counter() - start) * 1e3

@@ -28,7 +28,7 @@ from lnlab.errors import InputError
 from lnlab.lessons import conventions as slides
 from lnlab.links import Field, Param
 from lnlab.markdown import plain
-from lnlab.parse import MAX_TOKENS, format_embeddings, parse_embeddings
+from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings, parse_embeddings
 from lnlab.presets import token_preset
 
 PAGE = "conventions"
@@ -148,12 +148,13 @@ def _load_case() -> None:
 # ---------------------------------------------------------------- the sections' boxes
 
 
-def _box(widget: Callable[..., Any], label: str, key: str, **kwargs: Any) -> None:
-    """A text box that reruns the page; in presenter mode its text, read-only."""
+def _box(widget: Callable[..., Any], label: str, key: str, limit: int, **kwargs: Any) -> None:
+    """A text box of at most `limit` characters that reruns the page; in presenter mode its
+    text, read-only."""
     if ui.presenting():
         st.markdown(f"{label}: " + plain("; ".join(ss[key].splitlines())))
     else:
-        widget(label, key=key, on_change=ui.rerun_app, persist_state=KEEP, **kwargs)
+        ui.text_box(widget, label, key, limit, on_change=ui.rerun_app, persist_state=KEEP, **kwargs)
 
 
 def _error(name: str) -> None:
@@ -162,7 +163,7 @@ def _error(name: str) -> None:
 
 
 def _vector_box() -> None:
-    _box(st.text_area, "Token embeddings, one token per row", "cv_text", height=100)
+    _box(st.text_area, "Token embeddings, one token per row", "cv_text", MAX_CHARS, height=100)
     _error("cv")
     tokens = parse_embeddings(ss.cv_good).shape[0]
     if tokens > 1:
@@ -177,8 +178,13 @@ def _vector_box() -> None:
 
 
 def _axes_box() -> None:
-    _box(st.text_area, "Tokens of the sentence, one per row", "cv_axes_text", height=90)
+    _box(st.text_area, "Tokens of the sentence, one per row", "cv_axes_text", MAX_CHARS, height=90)
     _error("cv_axes")
+
+
+def _claim_box(widget: Callable[..., Any], label: str, field: str, **kwargs: Any) -> None:
+    """A claim's box, as long as its link parameter allows."""
+    _box(widget, label, f"ck_{field}", CLAIM_PARAMS[field].max_chars, **kwargs)
 
 
 def _claim_boxes() -> None:
@@ -194,11 +200,11 @@ def _claim_boxes() -> None:
         return
     left, right = st.columns(2)
     with left:
-        _box(st.text_area, "Vector (one row per token)", "ck_x", height=120)
-        _box(st.text_area, "Claimed outputs (one per feature, rows as in the vector)", "ck_out")
+        _claim_box(st.text_area, "Vector (one row per token)", "x", height=120)
+        _claim_box(st.text_area, "Claimed outputs (one per feature, rows as in the vector)", "out")
     with right:
         for field, name in (("mean", "mean"), ("std", "std"), ("var", "variance")):
-            _box(st.text_input, f"Claimed {name} of each row", f"ck_{field}")
+            _claim_box(st.text_input, f"Claimed {name} of each row", field)
     st.caption("Leave a box blank to skip it.")
     _error("ck")
 

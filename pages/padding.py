@@ -71,11 +71,12 @@ def _inputs() -> pad.Sentences:
             args=(ss,),
             persist_state=KEEP,
         )
-        st.text_area(
+        ui.text_box(
+            st.text_area,
             "Sentences, one per line (words are split on spaces)",
-            key="pad_sentences",
+            "pad_sentences",
+            pad.MAX_TEXT_CHARS,
             height=150,
-            max_chars=pad.MAX_TEXT_CHARS,
             help=f"At most {pad.MAX_SENTENCES} sentences of {pad.MAX_WORDS} words, "
             f"{pad.MAX_WORD_CHARS} characters a word.",
             persist_state=KEEP,
@@ -110,6 +111,7 @@ def _embedding_grid(words: tuple[str, ...]) -> None:
     edited = ui.data_editor(
         grid,
         key="pad_words",
+        max_rows=len(grid),
         hide_index=True,
         disabled=["word", "from"],
         column_config={
@@ -200,8 +202,8 @@ def _who_else_control() -> None:
             persist_state=KEEP,
             format_func=lambda b: f"{b + 1}: {' '.join(sentences[b])}",
         )
-    text.text_input(
-        "...into", key="pad_other_text", max_chars=links.MAX_SENTENCE_CHARS, persist_state=KEEP
+    ui.text_box(
+        text.text_input, "...into", "pad_other_text", links.MAX_SENTENCE_CHARS, persist_state=KEEP
     )
     ui.last_good("pad_good_other_text", lambda: pad.parse_sentence(ss.pad_other_text), ())
 

@@ -20,6 +20,7 @@ from lnlab.lessons import token as tk
 from lnlab.markdown import plain
 from lnlab.numbers import DEFAULT_EPS, fmt
 from lnlab.parse import (
+    MAX_TOKENS,
     parse_embeddings,
     parse_labels,
     parse_vector,
@@ -102,11 +103,12 @@ def _inputs() -> tuple:
     text_col, grid_col = st.columns(2)
     with text_col:
         ui.embeddings_box("st_text", 180, on_change=state.text_edited, args=(ss,))
-        st.text_area(
+        ui.text_box(
+            st.text_area,
             "Token labels (optional): one per line",
-            key="st_labels",
+            "st_labels",
+            tk.LABELS_MAX_CHARS,
             height=110,
-            max_chars=tk.LABELS_MAX_CHARS,
             help="Leave blank for t1, t2, ... One label a line, so a label may be a comma.",
             persist_state=KEEP,
         )
@@ -117,6 +119,7 @@ def _inputs() -> tuple:
         ui.data_editor(
             grid.grid_frame(x),
             key="st_grid",
+            max_rows=MAX_TOKENS,
             num_rows="dynamic",
             on_change=lambda: state.grid_changed(ss),
         )

@@ -22,6 +22,7 @@ from lnlab.ui.inputs import (
     last_good,
     preset_choice,
     show_error,
+    text_box,
     token_choice,
     within,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "show_error",
     "show_section",
     "table",
+    "text_box",
     "token_choice",
     "visitor",
     "within",

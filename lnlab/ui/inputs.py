@@ -1,5 +1,6 @@
-"""Widgets that survive bad input: the last good value, numbers kept in range, editable grids
-that refuse crafted edits, and the preset chooser."""
+"""Widgets that survive bad input: the last good value, text boxes whose size the server
+checks, numbers kept in range, editable grids that refuse crafted edits, and the preset chooser.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from lnlab.parse import MAX_CHARS
 
 T = TypeVar("T")
 KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other sections)
+MAX_CELL_CHARS = 64  # one grid cell: a number takes at most 24 characters, a word 40
+_LIMITS = "_lnlab_text_limits"  # key -> (label, max_chars) of every text box drawn so far
+_FITTING = "_lnlab_text_fitting"  # key -> its last value under its limit
+_REFUSED = "_lnlab_text_refused"  # key -> why its value was refused, until shown
 
 
 def last_good(key: str, compute: Callable[[], T], fallback: T) -> T:
@@ -37,6 +42,60 @@ def show_error(err: InputError) -> None:
     st.error(f"{plain(str(err))}. The page keeps the last valid input.", icon=":material/error:")
 
 
+def text_box(widget: Callable[..., T], label: str, key: str, max_chars: int, **kwargs: Any) -> T:
+    """st.text_area or st.text_input (`widget`) whose size the server checks, not only the
+    browser; `kwargs` go to the widget.
+
+    Streamlit cuts a longer value (from a crafted message; a browser stops at `max_chars`) to
+    `max_chars` without a word, so a value that reaches the limit may have been cut: it is
+    refused, with a message, and the box keeps its last value under the limit. The page's
+    `on_change` runs only for a value that fits. check_text_sizes repeats the check at the
+    start of every run, before a page reads its boxes.
+    """
+    st.session_state.setdefault(_LIMITS, {})[key] = (label, max_chars)
+    _refuse_oversized(key)
+    if message := st.session_state.get(_REFUSED, {}).pop(key, None):
+        show_error(InputError(message))  # refused in a fragment's run, or before its box
+    if on_change := kwargs.pop("on_change", None):
+        kwargs["on_change"] = _fitting_change
+        kwargs["args"] = (key, on_change, kwargs.get("args", ()))
+    return widget(label, key=key, max_chars=max_chars, **kwargs)
+
+
+def check_text_sizes() -> None:
+    """Refuse every text box's value that reached its limit and show why (see text_box)."""
+    for key in st.session_state.get(_LIMITS, {}):
+        _refuse_oversized(key)
+    for message in st.session_state.pop(_REFUSED, {}).values():
+        show_error(InputError(message))
+
+
+def _refuse_oversized(key: str) -> bool:
+    """Put back box `key`'s last value under its limit if its value reached the limit (the
+    box's default if it has none); record why. True if the value was refused."""
+    label, limit = st.session_state[_LIMITS][key]
+    fitting = st.session_state.setdefault(_FITTING, {})
+    value = st.session_state.get(key)
+    if not isinstance(value, str) or len(value) < limit:
+        fitting[key] = value
+        return False
+    if key in fitting:
+        st.session_state[key] = fitting[key]
+    else:
+        del st.session_state[key]
+    st.session_state.setdefault(_REFUSED, {})[key] = (
+        f"{label.split(':')[0]}: the text reached the limit of {limit:,} characters, "
+        "where longer text is cut off"
+    )
+    return True
+
+
+def _fitting_change(key: str, on_change: Callable[..., None], args: Sequence[Any]) -> None:
+    """The callback of every text box: the page's own, for a value under the limit."""
+    if not _refuse_oversized(key):
+        on_change(*args)
+
+
 def within(key: str, lo: float, hi: float, default: float, what: str) -> None:
     """Reset session value `key` to `default`, with a message, unless it is a number in lo..hi.
 
@@ -54,13 +113,19 @@ def within(key: str, lo: float, hi: float, default: float, what: str) -> None:
 
 
 def data_editor(
-    data: pd.DataFrame, key: str, on_change: Callable[[], None] | None = None, **kwargs: object
+    data: pd.DataFrame,
+    key: str,
+    max_rows: int,
+    on_change: Callable[[], None] | None = None,
+    **kwargs: object,
 ) -> pd.DataFrame:
     """st.data_editor that survives an edit no browser would send (a crafted message), and
     does not keep every run of the page alive.
 
-    Streamlit itself fails to apply an edit to a row or column the grid does not have; the
-    edit is dropped, the grid shows its data again and a message says why.
+    Streamlit itself fails to apply an edit to a row or column the grid does not have, and
+    would apply an edit of a million added rows one row at a time; an edit that fails, leaves
+    more than `max_rows` rows or puts more than MAX_CELL_CHARS characters in a cell is
+    dropped, the grid shows its data again and a message says why.
 
     A grid whose data is part of its identity (num_rows="dynamic") gets a new widget id with
     every change, and Streamlit 1.67 keeps each old id's metadata, callback included, for the
@@ -68,6 +133,10 @@ def data_editor(
     figures, ...): 25 KB per edit, for ever. So the grid's callback is `_grid_changed` here,
     which calls the page's latest `on_change`, the only one kept.
     """
+    st.session_state[f"_{key}_rows"] = (len(data), max_rows)
+    if problem := _edit_problem(st.session_state.get(key), len(data), max_rows):
+        del st.session_state[key]
+        st.session_state[f"_{key}_problem"] = problem
     if problem := st.session_state.pop(f"_{key}_problem", None):
         show_error(InputError(problem))
     st.session_state[f"_{key}_on_change"] = on_change
@@ -80,8 +149,28 @@ def data_editor(
         st.rerun()
 
 
+def _edit_problem(edits: object, rows: int, max_rows: int) -> str | None:
+    """What is wrong with a grid's edits (Streamlit's {edited_rows, added_rows, deleted_rows})
+    in size, or None; their values are checked where they are applied."""
+    if not isinstance(edits, dict):
+        return None
+    added = edits.get("added_rows") or []
+    edited = edits.get("edited_rows") or {}
+    if rows + len(added) > max_rows or len(edited) > rows + len(added):
+        return f"the table holds at most {max_rows} rows"
+    cells = [*edited.values(), *added]
+    values = (v for cell in cells if isinstance(cell, dict) for v in cell.values())
+    if any(len(str(v)) > MAX_CELL_CHARS for v in values):
+        return f"a table cell holds at most {MAX_CELL_CHARS} characters"
+    return None
+
+
 def _grid_changed(key: str) -> None:
-    """The callback of every grid: the page's own, from its latest run."""
+    """The callback of every grid: the page's own, from its latest run, for an edit of a size
+    the grid takes (the run that follows says what is wrong with any other)."""
+    size = st.session_state.get(f"_{key}_rows", (0, 0))
+    if _edit_problem(st.session_state.get(key), *size):
+        return
     if on_change := st.session_state.get(f"_{key}_on_change"):
         on_change()
 
@@ -100,11 +189,12 @@ def preset_choice(label: str, presets: Sequence[Any], key: str, **kwargs: Any) -
 def embeddings_box(key: str, height: int, **kwargs: Any) -> None:
     """The text box of token embeddings, as every page that takes them words it; `kwargs` go
     to st.text_area (on_change, args, ...)."""
-    st.text_area(
+    text_box(
+        st.text_area,
         "Token embeddings: one token per line, numbers separated by commas or spaces",
-        key=key,
+        key,
+        MAX_CHARS,
         height=height,
-        max_chars=MAX_CHARS,
         help="You can also paste a Python list, np.array(...) or tensor(...) printout.",
         persist_state=KEEP,
         **kwargs,

@@ -23,7 +23,7 @@ from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask
-from lnlab.ui.rerun import rerun_if_asked
+from lnlab.ui.rerun import pace, rerun_if_asked
 
 SLIDE_CHART_HEIGHT = 340  # px: a slide's chart beside its text, at 1024 x 768
 SLIDE_COLUMNS = 8  # a slide's table shows at most this many number columns
@@ -197,6 +197,7 @@ def _lesson_fragment(
     controls: dict[str, Control],
     quiz_key: str | None,
 ) -> None:
+    pace(fragment=True)
     rerun_if_asked()
     lesson = build()
     count = len(lesson.sections)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime import app_session
+from streamlit.runtime.state import query_params
 
 from lnlab.errors import InputError
 from lnlab.links import Field, decode_link, encode_link, link_state, widget_values
@@ -12,6 +14,45 @@ from lnlab.markdown import plain
 from lnlab.ui.page import PRESENT_KEY, presenting
 
 _NOT_STATE = (PRESENT_KEY,)  # query parameters that belong to the app, not to a page
+# What Streamlit's server does with a longer query string: it drops it (see mark_dropped_links)
+STREAMLIT_MAX_QUERY_CHARS = query_params.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
+STREAMLIT_MAX_QUERY_PARAMS = query_params.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
+DROPPED = "dropped"  # "<characters>,<parameters>" of a query string Streamlit dropped
+
+
+def mark_dropped_links() -> None:
+    """Make Streamlit's server say when it drops a link's query string.
+
+    Streamlit 1.67 drops a query string over 512 Ki characters or 1,000 parameters before any
+    page sees it; the page would open on its default with no word. From this call on (the
+    launcher, lnlab.ui.serve, makes it), such a link reaches the page as
+    `?dropped=<characters>,<parameters>`, which open_link answers with the usual notice.
+    """
+    sanitize = app_session.sanitize_query_string
+    if getattr(sanitize, "marks_dropped", False):
+        return
+
+    def marking(query: str) -> str:
+        kept = sanitize(query)
+        if query and not kept:
+            return urlencode({DROPPED: f"{len(query)},{query.count('&') + 1}"})
+        return kept
+
+    marking.marks_dropped = True  # type: ignore[attr-defined]
+    app_session.sanitize_query_string = marking
+
+
+def _dropped_message(value: object) -> str:
+    """What to say about a link Streamlit dropped (`value` is DROPPED's, as the URL holds it)."""
+    try:
+        chars, params = (int(n) for n in str(value).split(","))
+        size = f" ({chars:,} characters, {params:,} parameter{'s' * (params != 1)})"
+    except ValueError:
+        size = ""
+    return (
+        f"the link is too long for the server{size}: it takes at most "
+        f"{STREAMLIT_MAX_QUERY_CHARS:,} characters and {STREAMLIT_MAX_QUERY_PARAMS:,} parameters"
+    )
 
 
 def _query() -> dict[str, str | list[str]]:
@@ -44,6 +85,8 @@ def open_link(page: str, fields: tuple[Field, ...]) -> bool:
     if not params:
         return False
     try:
+        if DROPPED in params:
+            raise InputError(_dropped_message(params[DROPPED]))
         state = decode_link(params, tuple(f.param for f in fields))
     except InputError as err:
         for f in fields:

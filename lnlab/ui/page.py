@@ -8,7 +8,9 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from lnlab import icons
+from lnlab.ui.inputs import check_text_sizes
 from lnlab.ui.quiz import sidebar_score
+from lnlab.ui.rerun import pace
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 PRESENT_KEY = "present"  # the mode itself: a plain session key, so it survives page switches
@@ -103,8 +105,11 @@ def page_setup(title: str) -> None:
     """The first call of every page: wide layout, the sidebar's navigation and switches.
 
     Pages follow Streamlit's `pages/` convention (a link to any page works on a fresh server);
-    the sidebar is drawn here so it carries titles and icons, not file names.
+    the sidebar is drawn here so it carries titles and icons, not file names. A session that
+    asks for runs faster than lnlab.pace allows waits here first, and no text box's value
+    over its limit gets past here (ui.text_box).
     """
+    pace()
     # a local file: a ":material/...:" page icon makes every browser fetch the tab's icon from
     # an outside font host (tests/browser/test_offline.py)
     st.set_page_config(page_title=f"{title} · lnlab", page_icon=icons.PAGE_ICON, layout="wide")
@@ -119,6 +124,7 @@ def page_setup(title: str) -> None:
     _figure_format_choice()
     sidebar_score()
     st.html(BASE_CSS)
+    check_text_sizes()
 
 
 def _figure_format_choice() -> None:

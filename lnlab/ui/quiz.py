@@ -12,9 +12,10 @@ import streamlit as st
 from lnlab.errors import InputError
 from lnlab.markdown import plain
 from lnlab.quiz import RIGHT, Diagnosis, Question, diagnose, options, score
-from lnlab.ui.inputs import KEEP, show_error
+from lnlab.ui.inputs import KEEP, show_error, text_box
 from lnlab.ui.rerun import rerun_app
 
+MAX_ANSWER_CHARS = 40  # a number, written out
 QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page switches
 DIAGNOSES_KEY = "quiz_verdicts"  # {question id: the latest Diagnosis}, shown under the question
 TOGGLE_LABEL = "Predict before you see"
@@ -74,9 +75,15 @@ def ask(question: Question, *, typed: bool = True) -> bool:
         if _offers(question):
             st.radio("Your answer", options(question), index=None, key=key, horizontal=True)
             if typed and not question.choices:
-                st.text_input("Or type a number", key=f"{key}_typed", placeholder="a number")
+                text_box(
+                    st.text_input,
+                    "Or type a number",
+                    f"{key}_typed",
+                    MAX_ANSWER_CHARS,
+                    placeholder="a number",
+                )
         else:
-            st.text_input("Your answer", key=key, placeholder="a number")
+            text_box(st.text_input, "Your answer", key, MAX_ANSWER_CHARS, placeholder="a number")
         st.button("Check", key=f"check_{question.qid}", on_click=_mark, args=(question,))
         if problem := st.session_state.pop(f"_q_problem_{question.qid}", None):
             show_error(problem)

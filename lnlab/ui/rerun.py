@@ -1,10 +1,16 @@
-"""Whole-page reruns asked for from inside a fragment."""
+"""Reruns: whole-page reruns asked for from inside a fragment, and the pace of a session's runs."""
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from lnlab.pace import Pace
 
 _FULL_RERUN = "_lnlab_full_rerun"
+_PACE = "_lnlab_pace"  # the session's lnlab.pace.Pace
 
 
 def rerun_app() -> None:
@@ -20,3 +26,17 @@ def rerun_if_asked() -> None:
     """Rerun the whole page if a callback asked for it (see rerun_app)."""
     if st.session_state.pop(_FULL_RERUN, False):
         st.rerun(scope="app")
+
+
+def pace(fragment: bool = False) -> None:
+    """Wait if this session asks for runs faster than lnlab.pace allows: every whole-page
+    run calls this (page_setup), and a `fragment` calls it when it runs alone.
+
+    The wait holds no lock and no CPU. With runner.fastReruns off (.streamlit/config.toml)
+    the rerun requests that arrive meanwhile are merged into one, which starts as soon as
+    this run touches Streamlit again: a flood of requests costs a few runs a second.
+    """
+    if fragment and not getattr(get_script_run_ctx(), "fragment_ids_this_run", None):
+        return  # part of a whole-page run, which has paid
+    if wait := st.session_state.setdefault(_PACE, Pace()).take(time.monotonic()):
+        time.sleep(wait)

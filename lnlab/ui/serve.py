@@ -3,32 +3,85 @@
 `streamlit run app.py` imports torch (3.6 s of CPU, +190 MiB) when the first visitor opens a
 page that needs it, and every other session waits meanwhile. This launcher imports what the
 pages need first, then hands its arguments to `streamlit run app.py` in the same process, so
-the first visitor finds them loaded. Arguments are Streamlit's (`--server.port 8502`).
+the first visitor finds them loaded. It also makes the server mark the links it drops, so
+that the page can say so (lnlab.ui.links.mark_dropped_links). Arguments are Streamlit's
+(`--server.port 8502`).
 """
 
 from __future__ import annotations
 
+import ast
+import ctypes
+import ctypes.util
+import importlib
 import sys
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ("app.py", "pages/*.py")  # what `streamlit run app.py` runs
 
 
-def warm() -> float:
-    """Import what the pages need (torch, numpy, pandas, plotly, the lnlab pages' modules);
-    the seconds it took."""
+def script_imports(root: Path = ROOT) -> list[str]:
+    """The modules the app's scripts import, in the order they name them ("lnlab.backend"
+    for `from lnlab import backend`; "torch" for `import torch`)."""
+    names: list[str] = []
+    for pattern in SCRIPTS:
+        for script in sorted(root.glob(pattern)):
+            for node in ast.walk(ast.parse(script.read_text(), str(script))):
+                if isinstance(node, ast.Import):
+                    names += [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names.append(node.module)
+                    names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return list(dict.fromkeys(n for n in names if n != "__future__"))
+
+
+def warm(root: Path = ROOT) -> float:
+    """Import torch and every module the app's scripts import; the seconds it took.
+
+    `from lnlab import backend` names a module; `from lnlab.parse import MAX_CHARS` names a
+    constant, which is no module and is skipped."""
     start = time.perf_counter()
     import torch  # noqa: F401
 
-    import lnlab
-    import lnlab.lessons
-    import lnlab.ui  # noqa: F401
-
+    for name in script_imports(root):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:  # a module that is there but fails to import
+                raise
     return time.perf_counter() - start
 
 
+MMAP_THRESHOLD = 128 * 1024  # glibc's starting value, which it then raises up to 32 MiB
+M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+
+
+def return_large_blocks() -> bool:
+    """Keep glibc's threshold for allocating a block by itself (mmap) at 128 KiB; True if set.
+
+    glibc raises it after each large block freed, after which large blocks come from the
+    heap and their memory stays with the process: every wave of 8 sessions sending 0.45 MB
+    values left about 30 MiB more behind (bench/results/oversized.md). Held fixed, a large
+    block goes back to the system when freed. Elsewhere than glibc this does nothing.
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    except (OSError, AttributeError):
+        return False
+
+
 def main(argv: list[str]) -> int:
-    """Warm, then run `streamlit run app.py <argv>`."""
+    """Warm, make the server mark the links it drops and return large freed blocks, then run
+    `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
+    from lnlab.ui.links import mark_dropped_links
+
+    mark_dropped_links()
+    return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
     sys.argv = ["streamlit", "run", "app.py", *argv]
     return cli.main()

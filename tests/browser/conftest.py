@@ -1,4 +1,5 @@
-"""Real-browser fixtures: `streamlit run app.py` on a free local port, driven by headless Chromium.
+"""Real-browser fixtures: the app on a free local port, started as `make run` starts it
+(`python -m lnlab.ui.serve`), driven by headless Chromium.
 
 Every wait here is on a signal the app gives (the health endpoint, then the app root's
 connection and script-run state), bounded by a deadline; none is a fixed sleep.
@@ -176,7 +177,7 @@ def free_port() -> int:
 
 @dataclass
 class StreamlitServer:
-    """A `streamlit run app.py` process and where it listens."""
+    """A server of the app (`python -m lnlab.ui.serve`) and where it listens."""
 
     process: subprocess.Popen
     port: int
@@ -222,12 +223,10 @@ def start_server(log_dir: Path) -> StreamlitServer:
     """Start the app on a free port and return once its health endpoint answers "ok"."""
     port = free_port()
     log_path = log_dir / f"streamlit-{port}.log"
-    command = [
+    command = [  # as `make run` starts it
         sys.executable,
         "-m",
-        "streamlit",
-        "run",
-        "app.py",
+        "lnlab.ui.serve",
         "--server.address",
         "127.0.0.1",
         "--server.port",
@@ -268,7 +267,8 @@ def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Strea
 def fresh_server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Callable[[], StreamlitServer]]:
-    """A factory of new, cold servers (nothing imported, nothing cached), stopped afterwards."""
+    """A factory of new servers (nothing cached, no session yet; the launcher has imported the
+    pages' modules, as in `make run`), stopped afterwards."""
     require_chromium()
     servers: list[StreamlitServer] = []
 
