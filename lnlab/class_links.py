@@ -1,0 +1,133 @@
+"""A live class's links: the students' join link, the teacher's link, and the join QR code.
+
+A link is untrusted input like any other: a code, a secret or a student id that is malformed
+raises InputError with a message for the person who opened it; nothing is looked up here.
+The QR code is drawn locally as SVG (segno), so no page asks another host for an image.
+
+- join link: `/class?join=CODE`; once joined, `&me=ID` (the student's anonymous id) is added,
+  so a reload or another device's bookmark keeps the student's answers and score;
+- teacher link: `/class?class=CODE&teacher=SECRET`, for the teacher only (it can pose and
+  reveal questions and download the counts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import segno
+
+from lnlab.errors import InputError
+
+PAGE_PATH = "class"  # the Class page's URL path (pages/class.py)
+JOIN, ME = "join", "me"  # the student's link
+CLASS, TEACHER = "class", "teacher"  # the teacher's link
+PARAMS = (JOIN, ME, CLASS, TEACHER)
+MAX_NICKNAME = 20
+
+_CODE = re.compile(r"[A-Z0-9]{4,12}")
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")
+_CODE_SEPARATORS = re.compile(r"[\s-]+")
+
+
+def parse_code(raw: str) -> str:
+    """A join code as typed or linked: case and spaces or dashes do not matter."""
+    code = _CODE_SEPARATORS.sub("", raw[:64]).upper()
+    if not code:
+        raise InputError("type the class code the teacher shows")
+    if not _CODE.fullmatch(code):
+        raise InputError(
+            f'"{raw[:20]}" is not a class code: a code is 4 to 12 letters and digits'
+        )
+    return code
+
+
+def parse_token(raw: str, name: str) -> str:
+    """A teacher's secret or a student's id: 8 to 64 letters, digits, - and _."""
+    if not _TOKEN.fullmatch(raw[:65]):
+        raise InputError(f'"{raw[:20]}" is not a valid {name}')
+    return raw
+
+
+def parse_nickname(raw: str) -> str:
+    """An optional nickname: at most MAX_NICKNAME characters, no control characters."""
+    name = " ".join(raw.split())
+    if len(name) > MAX_NICKNAME:
+        raise InputError(f"a nickname is at most {MAX_NICKNAME} characters ({len(name)} typed)")
+    if any(not c.isprintable() for c in name):
+        raise InputError("a nickname cannot hold control characters")
+    return name
+
+
+@dataclass(frozen=True)
+class StudentLink:
+    """`?join=CODE[&me=ID]`: `me` is None before the student has joined."""
+
+    code: str
+    me: str | None = None
+
+
+@dataclass(frozen=True)
+class TeacherLink:
+    """`?class=CODE&teacher=SECRET`."""
+
+    code: str
+    secret: str
+
+
+def read_link(params: Mapping[str, str | list[str]]) -> StudentLink | TeacherLink | None:
+    """The class link in a URL's query parameters, None when there is none.
+
+    Raises InputError for a repeated parameter, a malformed code, id or secret, or a link that
+    mixes the teacher's and the student's parameters.
+    """
+    present = {name: params[name] for name in PARAMS if name in params}
+    if not present:
+        return None
+    for name, value in present.items():
+        if not isinstance(value, str):
+            raise InputError(f"the link repeats {name}=")
+    if CLASS in present or TEACHER in present:
+        if JOIN in present or ME in present:
+            raise InputError("the link mixes a teacher's link and a student's link")
+        if CLASS not in present or TEACHER not in present:
+            raise InputError("a teacher's link needs both class= and teacher=")
+        return TeacherLink(
+            parse_code(present[CLASS]), parse_token(present[TEACHER], "teacher's secret")
+        )
+    if JOIN not in present:
+        raise InputError("the link has me= without join=")
+    me = present.get(ME)
+    return StudentLink(parse_code(present[JOIN]), None if me is None else parse_token(me, "id"))
+
+
+def page_url(current_url: str) -> str:
+    """The Class page's URL on the server that served `current_url` (any page of the app)."""
+    parts = urlsplit(current_url)
+    path = parts.path.rsplit("/", 1)[0] + "/" + PAGE_PATH
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def join_link(base: str, code: str, me: str | None = None) -> str:
+    """The students' link (`base` is page_url's); with `me`, a student's own link back."""
+    query = {JOIN: code} | ({ME: me} if me else {})
+    return f"{base}?{urlencode(query)}"
+
+
+def teacher_link(base: str, code: str, secret: str) -> str:
+    """The teacher's link: whoever opens it can pose and reveal questions."""
+    return f"{base}?{urlencode({CLASS: code, TEACHER: secret})}"
+
+
+def qr_svg(link: str) -> str:
+    """The link as a QR code, inline SVG that scales to its box (no fixed width or height).
+
+    Error correction M, a 4-module quiet zone, black on white: phones read it from across a
+    room when it fills a good part of a projected screen.
+    """
+    code = segno.make(link, error="m", micro=False)
+    return code.svg_inline(
+        omitsize=True, border=4, dark="#000", light="#fff", svgclass="lnlab-qr", title=link
+    )
