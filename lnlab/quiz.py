@@ -2,7 +2,9 @@
 
 A numeric answer is right when it is within `tolerance` of the truth, where the tolerance lets a
 learner answer to two decimals (or 1 % of the value, whichever is larger). Every question
-carries its explanation, written with the example's own numbers.
+carries its explanation, written with the example's own numbers, and the wrong answers that
+real misconceptions (lnlab.misconceptions) give on those numbers: `diagnose` names the
+misconception a wrong answer matches, and `options` offers them beside the truth.
 """
 
 from __future__ import annotations
@@ -13,20 +15,57 @@ from dataclasses import dataclass
 import numpy as np
 
 from lnlab.errors import InputError
+from lnlab.misconceptions import MISCONCEPTIONS
 from lnlab.norms import BatchNormTrace, LayerNormTrace
 from lnlab.numbers import fmt
 from lnlab.parse import parse_vector
 
 
 @dataclass(frozen=True)
+class Wrong:
+    """A wrong answer a misconception gives (lnlab.misconceptions), and `note`: how it arises,
+    with the example's numbers ("That is the variance divided by D − 1 = 3")."""
+
+    misconception: str  # a key of MISCONCEPTIONS
+    answer: float | str
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Question:
-    """A question about the current example. `choices` empty means a numeric answer."""
+    """A question about the current example. `choices` empty means a numeric answer.
+
+    `wrong` holds the wrong answers that misconceptions give on this example; those that are
+    undefined (NaN), within the tolerance of the truth or of an earlier wrong answer, or that
+    print the same, are dropped when the question is made: an answer is never both.
+    """
 
     qid: str  # stable for the same example, new for a new one
     prompt: str
     answer: float | str
     explanation: str
     choices: tuple[str, ...] = ()
+    wrong: tuple[Wrong, ...] = ()
+
+    def __post_init__(self) -> None:
+        for w in self.wrong:
+            if w.misconception not in MISCONCEPTIONS:
+                raise ValueError(f"unknown misconception {w.misconception!r}")
+        kept: list[Wrong] = []
+        for w in self.wrong:
+            if self._distinct(w.answer, [self.answer, *(k.answer for k in kept)]):
+                kept.append(w)
+        object.__setattr__(self, "wrong", tuple(kept))
+
+    def _distinct(self, value: float | str, taken: list[float | str]) -> bool:
+        if self.choices or isinstance(value, str):
+            return value not in taken
+        v = float(value)
+        return (
+            np.isfinite(v)
+            and fmt(v) not in {fmt(float(t)) for t in taken}
+            and all(abs(v - float(t)) > self.tolerance for t in taken if np.isfinite(float(t)))
+        )
 
     @property
     def tolerance(self) -> float:
@@ -34,29 +73,82 @@ class Question:
         return max(0.005, 0.01 * abs(float(self.answer)))
 
 
+RIGHT, OTHER = "right", "other"
+
+
 @dataclass(frozen=True)
-class Verdict:
-    """The mark for one answer."""
+class Diagnosis:
+    """The mark for one answer: `group` is RIGHT, the misconception's key, or OTHER."""
 
     correct: bool
+    group: str
     message: str
 
 
-def check(question: Question, given: str) -> Verdict:
-    """Mark `given` against the question; bad numbers raise InputError."""
+GROUP_NAMES: dict[str, str] = {
+    RIGHT: "Right",
+    **{key: m.name for key, m in MISCONCEPTIONS.items()},
+    OTHER: "Something else",
+}
+
+
+def group_name(group: str) -> str:
+    """A group's display name: "Right", the misconception's name, or "Something else"."""
+    return GROUP_NAMES.get(group, GROUP_NAMES[OTHER])
+
+
+def _shown(answer: float | str) -> str:
+    return answer if isinstance(answer, str) else fmt(answer)
+
+
+def diagnose(question: Question, given: str) -> Diagnosis:
+    """Mark `given` and say which misconception it matches, with the example's numbers.
+
+    Numbers match the truth, or else the nearest wrong answer, within the question's tolerance
+    (the truth wins ties); bad numbers raise InputError.
+    """
+    truth = _shown(question.answer)
     if question.choices:
-        correct = given == question.answer
-        head = "Right." if correct else f"Not quite: the answer is {question.answer}."
-        return Verdict(correct, f"{head} {question.explanation}")
-    if not given.strip():
-        raise InputError("type a number first")
-    value = float(parse_vector(given, 1, name="your answer")[0])
-    truth = float(question.answer)
-    if np.isnan(truth):
-        return Verdict(False, f"The answer is NaN. {question.explanation}")
-    correct = abs(value - truth) <= question.tolerance
-    head = "Right" if correct else "Not quite"
-    return Verdict(correct, f"{head}: the answer is {fmt(truth)}. {question.explanation}")
+        if given == question.answer:
+            return Diagnosis(True, RIGHT, f"Right. {question.explanation}")
+        match = next((w for w in question.wrong if w.answer == given), None)
+    else:
+        if not given.strip():
+            raise InputError("type a number first")
+        value = float(parse_vector(given, 1, name="your answer")[0])
+        answer = float(question.answer)
+        if np.isnan(answer):
+            return Diagnosis(False, OTHER, f"The answer is NaN. {question.explanation}")
+        if abs(value - answer) <= question.tolerance:
+            return Diagnosis(True, RIGHT, f"Right: the answer is {truth}. {question.explanation}")
+        near = [w for w in question.wrong if abs(value - float(w.answer)) <= question.tolerance]
+        match = min(near, key=lambda w: abs(value - float(w.answer)), default=None)
+    if match is None:
+        return Diagnosis(False, OTHER, f"Not quite: the answer is {truth}. {question.explanation}")
+    m = MISCONCEPTIONS[match.misconception]
+    note = f" {match.note}" if match.note else ""
+    return Diagnosis(
+        False,
+        m.key,
+        f"{m.name}?{note} {m.why} The answer is {truth}. {question.explanation}",
+    )
+
+
+def options(question: Question) -> tuple[str, ...]:
+    """The multiple-choice texts: the question's own choices, or else the answer and each
+    wrong answer as lnlab.numbers.fmt prints them, in an order fixed by the qid (every student
+    sees the same order, and the answer is not always first)."""
+    if question.choices:
+        return question.choices
+    texts = [_shown(question.answer), *(_shown(w.answer) for w in question.wrong)]
+    return tuple(
+        sorted(texts, key=lambda t: hashlib.sha256(f"{question.qid}|{t}".encode()).digest())
+    )
+
+
+def group_of(question: Question, option_text: str) -> str:
+    """The group an option belongs to: RIGHT, a misconception's key, or OTHER."""
+    return diagnose(question, option_text).group
 
 
 def _qid(kind: str, *parts: object) -> str:

@@ -38,7 +38,7 @@ PARSERS: dict[str, tuple[Callable[[str], object], int]] = {
     "vector": (lambda s: parse.parse_vector(s, name="gamma"), parse.MAX_CHARS),
     "vector-n": (lambda s: parse.parse_vector(s, 4, name="gamma"), parse.MAX_CHARS),
     "labels": (lambda s: parse.parse_labels(s, 3), parse.MAX_CHARS),
-    "quiz": (lambda s: quiz.check(QUESTION, s), parse.MAX_CHARS),
+    "quiz": (lambda s: quiz.diagnose(QUESTION, s), parse.MAX_CHARS),
     "link-matrix": (links.Param("x", "matrix").decode, links.MAX_PARAM_CHARS),
     "link-vector": (links.Param("g", "vector").decode, links.MAX_PARAM_CHARS),
     "link-float": (links.Param("eps", "float", lo=0, hi=1).decode, links.MAX_PARAM_CHARS),

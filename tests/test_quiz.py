@@ -5,7 +5,7 @@ import pytest
 
 import lnlab
 from lnlab.errors import InputError
-from lnlab.quiz import PADDING_CHOICES, check, padding_questions, score, token_questions
+from lnlab.quiz import PADDING_CHOICES, diagnose, padding_questions, score, token_questions
 
 
 def _token_questions(x, **kwargs):
@@ -26,19 +26,19 @@ def test_token_questions_use_this_tokens_numbers():
     [("5", True), ("5.00", True), ("4.96", True), ("4.94", False), ("6", False), ("5e0", True)],
 )
 def test_numeric_answers_within_two_decimals(given, correct):
-    assert check(_token_questions([[2.0, 4.0, 6.0, 8.0]])["mean"], given).correct is correct
+    assert diagnose(_token_questions([[2.0, 4.0, 6.0, 8.0]])["mean"], given).correct is correct
 
 
 def test_unicode_minus_is_a_minus():
     q = _token_questions([[2.0, 4.0, 6.0, 8.0]])["xhat"]
-    assert check(q, "\u22121.34").correct
-    assert not check(q, "1.34").correct
+    assert diagnose(q, "\u22121.34").correct
+    assert not diagnose(q, "1.34").correct
 
 
 @pytest.mark.parametrize("given", ["", "  ", "five", "1,2", "1e-400", "1e400"])
 def test_bad_answers_raise_input_error(given):
     with pytest.raises(InputError):
-        check(_token_questions([[2.0, 4.0, 6.0, 8.0]])["mean"], given)
+        diagnose(_token_questions([[2.0, 4.0, 6.0, 8.0]])["mean"], given)
 
 
 def test_a_new_example_gets_new_questions():
@@ -60,8 +60,8 @@ def test_padding_questions():
     naive = lnlab.batch_norm_steps(x)
     masked = lnlab.batch_norm_steps(x, mask=mask)
     which, pad_row, shrink = padding_questions(naive, masked, pad_share=0.25)
-    assert check(which, PADDING_CHOICES[0]).correct
-    assert not check(which, PADDING_CHOICES[2]).correct
+    assert diagnose(which, PADDING_CHOICES[0]).correct
+    assert not diagnose(which, PADDING_CHOICES[2]).correct
     column = x[..., 0].ravel()  # 5, 3, 0, 0, 4, 1, 7, 2: mean 22 / 8
     expected = (0 - column.mean()) / np.sqrt(column.var() + 1e-5)
     assert pad_row.answer == pytest.approx(expected, abs=1e-12)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from lnlab.errors import InputError
 from lnlab.markdown import plain
-from lnlab.quiz import Question, check, score
+from lnlab.quiz import Question, diagnose, score
 from lnlab.ui.inputs import show_error
 from lnlab.ui.rerun import rerun_app
 
@@ -16,7 +16,7 @@ QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page 
 def _mark(question: Question) -> None:
     """The Check button's callback: it runs before the rerun, so the sidebar score is current."""
     try:
-        verdict = check(question, st.session_state.get(f"q_{question.qid}") or "")
+        verdict = diagnose(question, st.session_state.get(f"q_{question.qid}") or "")
     except InputError as err:
         st.session_state[f"_q_problem_{question.qid}"] = err
         return
