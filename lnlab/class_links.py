@@ -19,46 +19,27 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import segno
 
+from lnlab.classroom import normalize_code
 from lnlab.errors import InputError
 
 PAGE_PATH = "class"  # the Class page's URL path (pages/class.py)
 JOIN, ME = "join", "me"  # the student's link
 CLASS, TEACHER = "class", "teacher"  # the teacher's link
 PARAMS = (JOIN, ME, CLASS, TEACHER)
-MAX_NICKNAME = 20
 
-_CODE = re.compile(r"[A-Z0-9]{4,12}")
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")
-_CODE_SEPARATORS = re.compile(r"[\s-]+")
-
-
-def parse_code(raw: str) -> str:
-    """A join code as typed or linked: case and spaces or dashes do not matter."""
-    code = _CODE_SEPARATORS.sub("", raw[:64]).upper()
-    if not code:
-        raise InputError("type the class code the teacher shows")
-    if not _CODE.fullmatch(code):
-        raise InputError(
-            f'"{raw[:20]}" is not a class code: a code is 4 to 12 letters and digits'
-        )
-    return code
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")  # secrets.token_urlsafe's alphabet
 
 
 def parse_token(raw: str, name: str) -> str:
     """A teacher's secret or a student's id: 8 to 64 letters, digits, - and _."""
     if not _TOKEN.fullmatch(raw[:65]):
-        raise InputError(f'"{raw[:20]}" is not a valid {name}')
+        raise InputError(f'"{_start(raw)}" is not a valid {name}')
     return raw
 
 
-def parse_nickname(raw: str) -> str:
-    """An optional nickname: at most MAX_NICKNAME characters, no control characters."""
-    name = " ".join(raw.split())
-    if len(name) > MAX_NICKNAME:
-        raise InputError(f"a nickname is at most {MAX_NICKNAME} characters ({len(name)} typed)")
-    if any(not c.isprintable() for c in name):
-        raise InputError("a nickname cannot hold control characters")
-    return name
+def _start(raw: str) -> str:
+    """The start of a bad value, to quote in a message."""
+    return raw[:20] + ("…" if len(raw) > 20 else "")
 
 
 @dataclass(frozen=True)
@@ -80,8 +61,8 @@ class TeacherLink:
 def read_link(params: Mapping[str, str | list[str]]) -> StudentLink | TeacherLink | None:
     """The class link in a URL's query parameters, None when there is none.
 
-    Raises InputError for a repeated parameter, a malformed code, id or secret, or a link that
-    mixes the teacher's and the student's parameters.
+    Raises InputError for a repeated parameter, a malformed code (lnlab.classroom's
+    normalize_code), id or secret, or a link that mixes the teacher's and the student's.
     """
     present = {name: params[name] for name in PARAMS if name in params}
     if not present:
@@ -95,12 +76,12 @@ def read_link(params: Mapping[str, str | list[str]]) -> StudentLink | TeacherLin
         if CLASS not in present or TEACHER not in present:
             raise InputError("a teacher's link needs both class= and teacher=")
         return TeacherLink(
-            parse_code(present[CLASS]), parse_token(present[TEACHER], "teacher's secret")
+            normalize_code(present[CLASS]), parse_token(present[TEACHER], "teacher's secret")
         )
     if JOIN not in present:
         raise InputError("the link has me= without join=")
     me = present.get(ME)
-    return StudentLink(parse_code(present[JOIN]), None if me is None else parse_token(me, "id"))
+    return StudentLink(normalize_code(present[JOIN]), None if me is None else parse_token(me, "id"))
 
 
 def page_url(current_url: str) -> str:

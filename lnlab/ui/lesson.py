@@ -19,6 +19,7 @@ from lnlab.lessons.model import Lesson, Metric, Section, Table
 from lnlab.links import Field
 from lnlab.numbers import exact, fmt
 from lnlab.plots.common import figure as plain_figure
+from lnlab.ui.classroom import teacher_panel
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
@@ -213,6 +214,8 @@ def _lesson_fragment(
         section = lesson.sections[k]
         control = controls.get(section.key)
         show_section(section, number=k + 1, control=control, quiz=quiz, place=place)
+        if section.question is not None and not show_all:
+            teacher_panel(section.question, page)  # while this session teaches a class
     share_link(page, fields)
 
 

@@ -125,6 +125,7 @@ class AppPage:
     name: str  # screenshot name and test id
     path: str  # URL path: "/" for home, else "/<file stem>"
     title: str  # its title in the navigation
+    lesson: bool = False  # a lesson with slides (presenter mode)
 
     @property
     def document_title(self) -> re.Pattern[str]:
@@ -135,7 +136,7 @@ class AppPage:
 HOME = AppPage("home", "/", "Home")
 APP_PAGES: tuple[AppPage, ...] = (
     HOME,
-    *(AppPage(Path(p.path).stem, f"/{Path(p.path).stem}", p.title) for p in ui.PAGES),
+    *(AppPage(Path(p.path).stem, f"/{Path(p.path).stem}", p.title, p.lesson) for p in ui.PAGES),
 )
 
 
@@ -347,12 +348,13 @@ def nav_link(page: Page, app_page: AppPage) -> Locator:
 
 def screenshot_whole_page(page: Page, path: Path, max_height: int = 16_000) -> None:
     """Save the whole page: stMain scrolls inside a fixed viewport, so grow the viewport first."""
+    size = page.viewport_size or VIEWPORT
     height = page.evaluate(f"document.querySelector('{MAIN}').scrollHeight")
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(max_height, height)})
+    page.set_viewport_size({"width": size["width"], "height": min(max_height, height)})
     wait_for_app(page)
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=path, full_page=True)
-    page.set_viewport_size(VIEWPORT)
+    page.set_viewport_size(size)
 
 
 def problems_on(page: Page) -> list[str]:

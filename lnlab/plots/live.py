@@ -1,0 +1,43 @@
+"""A live class's answers as a bar chart: how many students chose each group of answers.
+
+The groups are the right answer, each misconception a wrong option stands for, and "Something
+else"; the bars carry their counts as text, so the chart reads without its colours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from lnlab.plots.common import OKABE_ITO, figure
+from lnlab.quiz import RIGHT, group_name
+
+RIGHT_COLOUR = OKABE_ITO[2]  # bluish green
+WRONG_COLOUR = OKABE_ITO[5]  # vermillion
+
+
+def tally_bars(groups: Sequence[str], counts: Mapping[str, int], answered: int) -> go.Figure:
+    """One horizontal bar per group in `groups` (in that order, top down), its length the
+    number of students whose answer is in it; groups nobody chose show as 0."""
+    names = [group_name(g) for g in groups]
+    values = [int(counts.get(g, 0)) for g in groups]
+    trace = {
+        "type": "bar",
+        "orientation": "h",
+        "x": values,
+        "y": names,
+        "text": [str(v) for v in values],
+        "textposition": "auto",
+        "marker": {"color": [RIGHT_COLOUR if g == RIGHT else WRONG_COLOUR for g in groups]},
+        "hovertemplate": "%{y}: %{x}<extra></extra>",
+    }
+    layout = {
+        "title": {"text": f"{answered} answer{'s' if answered != 1 else ''}, by misconception"},
+        "height": 90 + 42 * len(groups),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "xaxis": {"rangemode": "tozero"} | ({"dtick": 1} if max(values, default=0) <= 10 else {}),
+        "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
+        "showlegend": False,
+    }
+    return figure([trace], layout)
