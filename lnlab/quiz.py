@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lnlab import misconceptions as mc
 from lnlab.errors import InputError
 from lnlab.misconceptions import MISCONCEPTIONS
 from lnlab.norms import BatchNormTrace, LayerNormTrace
-from lnlab.numbers import fmt
+from lnlab.numbers import DEFAULT_EPS, fmt
 from lnlab.parse import parse_vector
 
 
@@ -126,11 +127,10 @@ def diagnose(question: Question, given: str) -> Diagnosis:
     if match is None:
         return Diagnosis(False, OTHER, f"Not quite: the answer is {truth}. {question.explanation}")
     m = MISCONCEPTIONS[match.misconception]
-    note = f" {match.note}" if match.note else ""
     return Diagnosis(
         False,
         m.key,
-        f"{m.name}?{note} {m.why} The answer is {truth}. {question.explanation}",
+        f"{m.name}: {match.note or m.why} The answer is {truth}. {question.explanation}",
     )
 
 
@@ -156,40 +156,137 @@ def _qid(kind: str, *parts: object) -> str:
     return f"{kind}-{digest}"
 
 
-def token_questions(trace: LayerNormTrace, row: int, label: str) -> tuple[Question, ...]:
-    """Questions about one token of a Layer Norm trace (rows are tokens, last axis features)."""
-    x = trace.x.reshape(-1, trace.x.shape[-1])[row]
+def std_wrongs(x: object, eps: float) -> tuple[Wrong, ...]:
+    """What dividing by D - 1, forgetting epsilon and epsilon outside the root give for the
+    sigma_eps = sqrt(var + eps) of one token `x`, each with its numbers."""
+    v = np.asarray(x, np.float64).reshape(-1)
+    d, var, var1 = v.size, mc.variance(v), mc.variance(v, d_minus_1=True)
+    e = fmt(eps)
+    s1, s0 = mc.std(v, eps, "d_minus_1"), mc.std(v, eps, "no_eps")
+    return (
+        Wrong(
+            "d_minus_1",
+            s1,
+            f"With the squared distances divided by D − 1 = {d - 1}, σ² = {fmt(var1)} and "
+            f"σ_ε = {fmt(s1)}. Layer Norm divides by D = {d}: σ² = {fmt(var)}.",
+        ),
+        Wrong(
+            "no_eps",
+            s0,
+            f"Without ε, σ_ε = √{fmt(var)} = {fmt(s0)}; Layer Norm takes √({fmt(var)} + {e}).",
+        ),
+        Wrong(
+            "eps_outside",
+            mc.std(v, eps, "eps_outside"),
+            f"With ε outside the root, σ_ε = √σ² + ε = {fmt(s0)} + {e}; Layer Norm takes "
+            f"√({fmt(var)} + {e}).",
+        ),
+    )
+
+
+def x_hat_wrongs(
+    x: object, eps: float, feature: int = 0, gamma: float = 1.0, beta: float = 0.0
+) -> tuple[Wrong, ...]:
+    """What each mistake gives for gamma * x_hat[feature] + beta of one token `x`: the std
+    mistakes of `std_wrongs`, and (when it differs) gamma and beta swapped."""
+    v = np.asarray(x, np.float64).reshape(-1)
+    diff = v[feature] - v.mean()
+    wrongs = [
+        Wrong(w.misconception, gamma * diff / float(w.answer) + beta, w.note)
+        for w in std_wrongs(v, eps)
+        if float(w.answer) != 0
+    ]
+    x_hat = float(mc.x_hat(v, eps)[feature])
+    j = feature + 1
+    swapped = float(mc.y_swapped(x_hat, gamma, beta))
+    wrongs.append(
+        Wrong(
+            "gamma_beta_swap",
+            swapped,
+            f"That is β{j} x̂{j} + γ{j} = {fmt(beta)} × {fmt(x_hat)} + {fmt(gamma)}; the output "
+            f"is γ{j} x̂{j} + β{j} = {fmt(gamma)} × {fmt(x_hat)} + {fmt(beta)}.",
+        )
+    )
+    return tuple(wrongs)
+
+
+def token_questions(
+    trace: LayerNormTrace,
+    row: int,
+    label: str,
+    *,
+    eps: float = DEFAULT_EPS,
+    gamma: float = 1.0,
+    beta: float = 0.0,
+) -> tuple[Question, ...]:
+    """Questions about one token of a Layer Norm trace (rows are tokens, last axis features),
+    computed with `eps`, and `gamma`, `beta` for the first feature. Their wrong answers:
+    feature 1 over the batch's rows (with more than one row), dividing by D - 1, epsilon
+    forgotten or outside the root, gamma and beta swapped."""
+    rows = trace.x.reshape(-1, trace.x.shape[-1])
+    x = rows[row]
     mean = float(trace.mean.reshape(-1)[row])
     var = float(trace.var.reshape(-1)[row])
     std = float(trace.std.reshape(-1)[row])
     x_hat = trace.x_hat.reshape(-1, trace.x.shape[-1])[row]
     y = trace.y.reshape(-1, trace.x.shape[-1])[row]
     key = (x.tobytes(), std, y.tobytes())
-    d = x.size
+    d, n = x.size, rows.shape[0]
+    column = rows[:, 0]
+    batch = (
+        f"That is feature 1 over the {n} tokens (a column): Batch Norm's statistic. Layer "
+        f"Norm takes the features of token “{label}” (its row), all {d} of them."
+    )
+    across = n > 1
     return (
         Question(
             _qid("mean", *key),
             f'What is the mean of token "{label}"?',
             mean,
             f"Add the {d} features and divide by {d}: {fmt(x.sum())} / {d} = {fmt(mean)}.",
+            wrong=(Wrong("across_batch", float(column.mean()), batch),) if across else (),
         ),
         Question(
             _qid("var", *key),
             "What is its variance (divide by D)?",
             var,
             f"Average the squared distances from the mean {fmt(mean)}: {fmt(var)}.",
+            wrong=(
+                Wrong(
+                    "d_minus_1",
+                    mc.variance(x, d_minus_1=True),
+                    f"That is the sum of squared distances, {fmt(var * d)}, divided by D − 1 = "
+                    f"{d - 1}. Layer Norm divides by D = {d}.",
+                ),
+                *((Wrong("across_batch", float(column.var()), batch),) if across else ()),
+            ),
         ),
         Question(
             _qid("xhat", *key),
             "What will its first feature be after normalizing?",
             float(x_hat[0]),
             f"(x1 - mean) / std = ({fmt(x[0])} - {fmt(mean)}) / {fmt(std)} = {fmt(x_hat[0])}.",
+            wrong=(
+                *x_hat_wrongs(x, eps)[:-1],
+                *(
+                    (
+                        Wrong(
+                            "across_batch",
+                            float(mc.across_batch_x_hat(rows, eps)[row, 0]),
+                            batch,
+                        ),
+                    )
+                    if across
+                    else ()
+                ),
+            ),
         ),
         Question(
             _qid("y", *key),
             "And its first output after scale and shift?",
             float(y[0]),
             f"gamma1 * x_hat1 + beta1 = {fmt(y[0])}.",
+            wrong=x_hat_wrongs(x, eps, 0, gamma, beta)[::-1],
         ),
     )
 
@@ -216,6 +313,15 @@ def padding_questions(
             "Batch Norm averages each feature over every row of the batch, PAD rows included; "
             "Layer Norm averages one token's own features, so other rows never enter it.",
             PADDING_CHOICES,
+            wrong=tuple(
+                Wrong(
+                    "across_batch",
+                    choice,
+                    "Layer Norm's mean of a real token is over that token's own features; "
+                    "only Batch Norm's column runs through the PAD rows.",
+                )
+                for choice in PADDING_CHOICES[1:3]
+            ),
         ),
         Question(
             _qid("padbn", *key),

@@ -63,6 +63,7 @@ FIELDS = (
     ),
     Field(Param("s", "int", lo=1, hi=SECTION_COUNT), "cv_slide", lambda i: i - 1, lambda i: i + 1),
     Field(Param("all", "bool"), f"{PAGE}_all"),
+    Field(Param("q", "bool"), "cv_quiz"),
 )
 
 
@@ -223,6 +224,7 @@ _token_in_range()
 if not ui.presenting():
     st.title(slides.TITLE)
     st.markdown(slides.INTRO)
+    ui.predict_toggle("cv_quiz")
 ss.cv_inputs = (ss.cv_good, ss.cv_axes_good, *ss.ck_good)
 ui.lesson_view(
     lambda: _slides(ss.cv_inputs, ss.cv_token),
@@ -230,5 +232,6 @@ ui.lesson_view(
     slide_key="cv_slide",
     fields=FIELDS,
     controls={slides.SIX: _vector_box, slides.AXES: _axes_box, slides.CHECK: _claim_boxes},
+    quiz_key="cv_quiz",
     after=_exports,
 )

@@ -49,6 +49,7 @@ FIELDS = (
     # the benchmark's sizes; a link never runs it (the button does)
     *(Field(Param(param, "int", lo=lo, hi=hi), key) for key, _, param, lo, hi in SIZES),
     Field(Param("s", "int", lo=1, hi=4), "gpu_slide", lambda s: s - 1, lambda i: i + 1),
+    Field(Param("q", "bool"), "gpu_quiz"),
 )
 
 ss = st.session_state
@@ -192,6 +193,7 @@ names = {d.name: d.label for d in devices}
 if not ui.presenting():
     st.title(slides.TITLE)
     st.markdown(slides.INTRO)
+    ui.predict_toggle("gpu_quiz")
     if devices[0].kind == "cpu":
         st.info(
             "**No GPU on this machine**: torch found no CUDA and no Apple MPS device, so "
@@ -239,5 +241,6 @@ ui.lesson_view(
     slide_key="gpu_slide",
     fields=FIELDS,
     controls={slides.DEVICE: _device_inputs, slides.SCALE: _benchmark_inputs},
+    quiz_key="gpu_quiz",
     after=_exports,
 )

@@ -226,13 +226,7 @@ ui.within("pad_average", 1, pad.MAX_CALC_LONGEST, PADDING_COUNT.average, "The av
 if not ui.presenting():
     st.title(slides.TITLE)
     st.markdown(slides.INTRO)
-    st.toggle(
-        "Predict before you see",
-        key="pad_quiz",
-        persist_state=KEEP,
-        help="Some sections first ask you to predict what they show; your first tries are "
-        "scored in the sidebar.",
-    )
+    ui.predict_toggle("pad_quiz")
 sentences = _sentences() if ui.presenting() else _inputs()
 eps, beta = ui.last_good(
     "pad_good_settings", lambda: pad.checked_settings(ss.pad_eps, ss.pad_beta), (DEFAULT_EPS, 0.0)

@@ -197,13 +197,7 @@ _open_link()
 if not ui.presenting():
     st.title(slides.TITLE)
     st.markdown(slides.INTRO)
-    st.toggle(
-        "Predict before you see",
-        key="st_quiz",
-        persist_state=KEEP,
-        help="Steps 1, 2, 4 and 5 first ask you to predict their result; your first tries "
-        "are scored in the sidebar.",
-    )
+    ui.predict_toggle("st_quiz")
     ss.st_inputs = _inputs()
 else:
     ss.st_inputs = _read()

@@ -38,6 +38,7 @@ FIELDS = (
     Field(
         Param("s", "int", lo=1, hi=len(tf.SECTIONS)), "tf_slide", lambda s: s - 1, lambda i: i + 1
     ),
+    Field(Param("q", "bool"), "tf_quiz"),
 )
 
 ss = st.session_state
@@ -112,6 +113,7 @@ ui.within("tf_layers", tf.MIN_LAYERS, tf.MAX_LAYERS, tf.DEFAULT_LAYERS, "The num
 if not ui.presenting():
     st.title(slides.TITLE)
     st.markdown(slides.INTRO)
+    ui.predict_toggle("tf_quiz")
 ui.lesson_view(
     _build,
     page=PAGE,
@@ -122,5 +124,6 @@ ui.lesson_view(
         slides.DEPTH: _depth_slider,
         slides.COUNT: _layers_input,
     },
+    quiz_key="tf_quiz",
     after=_exports,
 )

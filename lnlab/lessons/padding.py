@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from lnlab import misconceptions as mc
 from lnlab import padding as pad
 from lnlab.latex import joined, num, term, vector
 from lnlab.lessons.model import Callout, Figure, Lesson, Metric, Section, Table
@@ -22,7 +23,7 @@ from lnlab.markdown import plain
 from lnlab.numbers import fmt
 from lnlab.plots import padding as plots
 from lnlab.presets import PADDING_COUNT
-from lnlab.quiz import Question, padding_questions
+from lnlab.quiz import Question, Wrong, padding_questions
 
 TITLE = "Batch Norm vs Layer Norm on a padded batch"
 INTRO = (
@@ -87,8 +88,8 @@ def slides(lab: pad.PaddingLab, view: View) -> Lesson:
         _batch(lab),
         _cells(lab, view),
         _bn_stats(lab, questions.statistics),
-        _ln_stats(lab),
-        *_outputs(lab, questions.outputs),
+        _ln_stats(lab, questions.ln_mean),
+        *_outputs(lab, questions.outputs, questions.masked),
         _closed_form(lab, view, questions.closed_form),
         _calculator(lab, view),
         _who_else(lab),
@@ -297,7 +298,7 @@ def _bn_stats(lab: pad.PaddingLab, question: Question) -> Section:
     )
 
 
-def _ln_stats(lab: pad.PaddingLab) -> Section:
+def _ln_stats(lab: pad.PaddingLab, question: Question) -> Section:
     return Section(
         key="ln_stats",
         title="Layer Norm's statistics: one token at a time",
@@ -311,13 +312,16 @@ def _ln_stats(lab: pad.PaddingLab) -> Section:
             r"\sigma^2_t = \tfrac{1}{D}\textstyle\sum_j (x_{tj} - \mu_t)^2",
         ),
         numbers=(_table(stats_frame(list(lab.labels), "token", lab.norms.ln)),),
+        question=question,
     )
 
 
 # ---------------------------------------------------------------- outputs
 
 
-def _outputs(lab: pad.PaddingLab, question: Question | None) -> tuple[Section, ...]:
+def _outputs(
+    lab: pad.PaddingLab, question: Question | None, masked_question: Question
+) -> tuple[Section, ...]:
     """Naive Batch Norm, masked Batch Norm and Layer Norm: one section each."""
     naive, masked, ln = lab.norms.naive_bn, lab.norms.masked_bn, lab.norms.ln
     figures = plots.output_figures(lab)
@@ -375,6 +379,7 @@ def _outputs(lab: pad.PaddingLab, question: Question | None) -> tuple[Section, .
             formulas=(rule,),
             numbers=(Table(rows_frame(lab, masked.y), on_slide=False),),
             figure=Figure(figures[1], "pad-masked-bn", "PAD positions ignored and left at 0."),
+            question=masked_question,
         ),
         Section(
             key="ln_out",
@@ -610,6 +615,8 @@ class PaddingQuestions:
     statistics: Question  # which statistic padding changes: before Batch Norm's statistics
     outputs: Question | None  # a PAD row under naive Batch Norm: before its output
     closed_form: Question | None  # padded mean / real mean: before the closed form
+    ln_mean: Question  # the first token's Layer Norm mean: before Layer Norm's statistics
+    masked: Question  # the first token's f1 under masked Batch Norm: before its output
 
 
 def page_questions(lab: pad.PaddingLab) -> PaddingQuestions:
@@ -635,9 +642,77 @@ def page_questions(lab: pad.PaddingLab) -> PaddingQuestions:
                 f"(0 − {fmt(naive.mean[0])}) / {fmt(naive.std[0])} + {fmt(lab.beta)} = "
                 f"{fmt(y)}. Zeros in, non-zeros out."
             ),
+            wrong=(_swapped(float(naive.x_hat.reshape(-1, pad.DIM)[pads[0], 0]), lab.beta),),
         )
     return PaddingQuestions(
         statistics=which,
         outputs=outputs,
         closed_form=shrink if masked.mean[0] != 0 else None,
+        ln_mean=_ln_mean_question(lab),
+        masked=_masked_question(lab),
     )
+
+
+def _ln_mean_question(lab: pad.PaddingLab) -> Question:
+    """Layer Norm's mean of the first token; wrong: feature 1's mean down its column."""
+    x, column = lab.tokens[0], lab.tokens[:, 0]
+    mean, label = float(x.mean()), lab.labels[0]
+    return Question(
+        f"lnmean-{_digest((lab.x.tobytes(), lab.mask.tobytes()))}",
+        f"What is Layer Norm's mean of the token “{label}”, x = {_numbers(x)}?",
+        mean,
+        f"The average of its own {pad.DIM} features: {fmt(x.sum())} / {pad.DIM} = {fmt(mean)}.",
+        wrong=(
+            Wrong(
+                "across_batch",
+                float(column.mean()),
+                f"That is f1's mean down its column, over all {column.size} rows: Batch Norm's "
+                f"statistic. Layer Norm averages the token's own {pad.DIM} features.",
+            ),
+        ),
+    )
+
+
+def _masked_question(lab: pad.PaddingLab) -> Question:
+    """The first token's f1 under masked Batch Norm (the page's gamma = 1 and beta); wrong:
+    the statistics counting the PAD rows, as naive Batch Norm has them."""
+    naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
+    y = float(masked.y.reshape(-1, pad.DIM)[0, 0])
+    x = float(lab.tokens[0, 0])
+    real, rows = int(lab.real.sum()), lab.real.size
+    return Question(
+        f"maskedy-{_digest((lab.x.tobytes(), lab.mask.tobytes(), lab.eps, lab.beta))}",
+        f"Under masked Batch Norm, what does f1 of the token “{lab.labels[0]}” "
+        f"(x = {fmt(x)}) become?",
+        y,
+        f"(x − μ) / σ_ε + β with f1's statistics over the {real} real tokens: ({fmt(x)} − "
+        f"{fmt(masked.mean[0])}) / {fmt(masked.std[0])} + {fmt(lab.beta)} = {fmt(y)}.",
+        wrong=(
+            Wrong(
+                "pad_as_tokens",
+                float(naive.y.reshape(-1, pad.DIM)[0, 0]),
+                f"That uses f1's statistics over all {rows} rows, the {rows - real} PAD rows "
+                f"counted as tokens (μ = {fmt(naive.mean[0])}, σ_ε = {fmt(naive.std[0])}); "
+                f"masked, they come from the {real} real tokens (μ = {fmt(masked.mean[0])}, "
+                f"σ_ε = {fmt(masked.std[0])}).",
+            ),
+        ),
+    )
+
+
+def _swapped(x_hat: float, beta: float) -> Wrong:
+    """gamma = 1 and beta swapped: beta * x_hat + 1 instead of x_hat + beta."""
+    return Wrong(
+        "gamma_beta_swap",
+        float(mc.y_swapped(x_hat, 1.0, beta)),
+        f"That is β x̂ + γ = {fmt(beta)} × {fmt(x_hat)} + 1; the output is γ x̂ + β = "
+        f"1 × {fmt(x_hat)} + {fmt(beta)}.",
+    )
+
+
+def _numbers(values: np.ndarray) -> str:
+    return "(" + ", ".join(fmt(v) for v in values) + ")"
+
+
+def _digest(parts: tuple) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]

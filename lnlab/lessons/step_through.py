@@ -7,6 +7,7 @@ from lnlab.latex import num
 from lnlab.lessons.model import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.lessons.token import (
     TokenLesson,
+    check_question,
     input_table,
     normalized_table,
     recovery_frame,
@@ -120,6 +121,7 @@ def _check(lesson: TokenLesson) -> Section:
         callouts=(Callout("info", "With one feature D − 1 = 0, so torch.std returns nan."),)
         if d == 1
         else (),
+        question=check_question(lesson),
         detail=(
             f"Likewise `torch.var(x)` gives {fmt(c.var_input_unbiased)} for this token, where "
             f"Layer Norm uses σ² = {fmt(lesson.var)}. Ask torch for Layer Norm's numbers with "

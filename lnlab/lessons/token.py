@@ -23,7 +23,7 @@ from lnlab.grid import feature_names
 from lnlab.norms import LayerNormTrace, layer_norm_steps
 from lnlab.numbers import fmt, scale_of
 from lnlab.parse import MAX_LABEL_CHARS, MAX_TOKENS, parse_embeddings, parse_labels, parse_vector
-from lnlab.quiz import Question, token_questions
+from lnlab.quiz import Question, Wrong, token_questions
 from lnlab.steps import STEPS
 
 LABELS_MAX_CHARS = MAX_TOKENS * (MAX_LABEL_CHARS + 1)  # 64 labels of 40 characters, one a line
@@ -237,7 +237,14 @@ def step_questions(lesson: TokenLesson) -> tuple[Question | None, ...]:
     mean and variance on x, x_hat also on epsilon, y also on gamma and beta. So a new example
     gets new questions, while setting epsilon to 0 does not ask for the mean again.
     """
-    asked = token_questions(lesson.trace, lesson.token, lesson.labels[lesson.token])
+    asked = token_questions(
+        lesson.trace,
+        lesson.token,
+        lesson.labels[lesson.token],
+        eps=lesson.eps,
+        gamma=float(lesson.gamma[0]),
+        beta=float(lesson.beta[0]),
+    )
     x = lesson.x.tobytes()
     depends_on = (
         (x,),
@@ -250,6 +257,33 @@ def step_questions(lesson: TokenLesson) -> tuple[Question | None, ...]:
         for q, parts in zip(asked, depends_on, strict=True)
     )
     return tuple(None if s.question is None else next(rekeyed) for s in STEPS)
+
+
+def check_question(lesson: TokenLesson) -> Question:
+    """Before the check: the std of x_hat, dividing by D. Wrong: torch.std's D - 1, and 1
+    exactly, which holds only without epsilon."""
+    c, d = lesson.check, lesson.check.features
+    return Question(
+        f"xhatstd-{_digest((lesson.x.tobytes(), lesson.eps))}",
+        "What is the standard deviation of x̂, dividing by D?",
+        c.std,
+        f"√(σ² / (σ² + ε)) = √({fmt(lesson.var)} / ({fmt(lesson.var)} + {fmt(lesson.eps)})) = "
+        f"{fmt(c.std)}.",
+        wrong=(
+            Wrong(
+                "d_minus_1",
+                c.std_unbiased,
+                f"That is what torch.std prints: it divides by D − 1 = {d - 1}, so it is "
+                f"√({d}/{d - 1}) times larger. Layer Norm's own spread divides by D = {d}.",
+            ),
+            Wrong(
+                "no_eps",
+                1.0,
+                f"x̂ has std exactly 1 only without ε: with ε = {fmt(lesson.eps)} under the root "
+                "x̂ is divided by a hair more than σ.",
+            ),
+        ),
+    )
 
 
 def _digest(parts: tuple) -> str:

@@ -35,7 +35,7 @@ from lnlab.ui.lesson import (
 )
 from lnlab.ui.links import open_link, share_link
 from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
-from lnlab.ui.quiz import QUIZ_KEY, ask
+from lnlab.ui.quiz import QUIZ_KEY, ask, predict_toggle
 from lnlab.ui.rerun import rerun_app
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "metric",
     "open_link",
     "page_setup",
+    "predict_toggle",
     "presenting",
     "preset_choice",
     "rerun_app",

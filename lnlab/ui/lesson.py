@@ -135,7 +135,9 @@ def show_section(
             control()
         for latex in section.formulas:
             formula(latex)
-        revealed = not (quiz and section.question is not None) or ask(section.question)
+        revealed = not (quiz and section.question is not None) or ask(
+            section.question, typed=not slide
+        )
         if not revealed:
             st.info("Check your prediction to see this step's result.", icon=":material/lock:")
             return

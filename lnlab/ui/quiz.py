@@ -1,4 +1,9 @@
-"""Predict, then reveal: a question to answer before a section shows its result."""
+"""Predict, then reveal: a question to answer before a section shows its result.
+
+A question with wrong answers (lnlab.quiz.Question.wrong) offers them beside the truth as a
+radio, easy to tap on a phone; a numeric one may also be typed. The feedback names the
+misconception a wrong answer matches (lnlab.quiz.diagnose), with the example's numbers.
+"""
 
 from __future__ import annotations
 
@@ -6,42 +11,72 @@ import streamlit as st
 
 from lnlab.errors import InputError
 from lnlab.markdown import plain
-from lnlab.quiz import Question, diagnose, score
-from lnlab.ui.inputs import show_error
+from lnlab.quiz import RIGHT, Diagnosis, Question, diagnose, options, score
+from lnlab.ui.inputs import KEEP, show_error
 from lnlab.ui.rerun import rerun_app
 
 QUIZ_KEY = "quiz_marks"  # {question id: right at the first try}; survives page switches
+DIAGNOSES_KEY = "quiz_verdicts"  # {question id: the latest Diagnosis}, shown under the question
+TOGGLE_LABEL = "Predict before you see"
+TOGGLE_HELP = (
+    "Some sections first ask you to predict what they show; a wrong answer tells you which "
+    "common mistake it matches. Your first tries are scored in the sidebar."
+)
+
+
+def predict_toggle(key: str) -> None:
+    """The page's switch that turns its questions on (lesson_view's `quiz_key`)."""
+    st.toggle(TOGGLE_LABEL, key=key, persist_state=KEEP, help=TOGGLE_HELP)
+
+
+def _given(question: Question) -> str:
+    """The answer to mark: a typed number wins over the picked option."""
+    typed = str(st.session_state.get(f"q_{question.qid}_typed") or "").strip()
+    picked = st.session_state.get(f"q_{question.qid}")
+    if typed:
+        return typed
+    if picked is None or str(picked).strip() == "":
+        raise InputError("pick an answer first" if _offers(question) else "type a number first")
+    return str(picked)
+
+
+def _offers(question: Question) -> bool:
+    return bool(question.choices or question.wrong)
 
 
 def _mark(question: Question) -> None:
     """The Check button's callback: it runs before the rerun, so the sidebar score is current."""
     try:
-        verdict = diagnose(question, st.session_state.get(f"q_{question.qid}") or "")
+        diagnosis = diagnose(question, _given(question))
     except InputError as err:
         st.session_state[f"_q_problem_{question.qid}"] = err
         return
-    st.session_state.setdefault(QUIZ_KEY, {}).setdefault(question.qid, verdict.correct)
-    st.session_state.setdefault("quiz_verdicts", {})[question.qid] = verdict
+    st.session_state.setdefault(QUIZ_KEY, {}).setdefault(question.qid, diagnosis.correct)
+    st.session_state.setdefault(DIAGNOSES_KEY, {})[question.qid] = diagnosis
     rerun_app()  # the sidebar's score, outside the lesson's fragment, shows the new mark
 
 
-def ask(question: Question) -> bool:
+def ask(question: Question, *, typed: bool = True) -> bool:
     """A question to answer before the page reveals it; the first try counts for the score.
 
-    Returns True once the question has been checked (the page may then reveal the answer).
+    Questions with options show them as a radio; numeric ones also take a typed number when
+    `typed` (off on slides, where space is short). Returns True once the question has been
+    checked (the page may then reveal the answer).
     """
     with st.container(border=True):
         st.markdown(f"**Predict:** {plain(question.prompt)}")
         key = f"q_{question.qid}"
-        if question.choices:
-            st.radio("Your answer", question.choices, index=None, key=key)
+        if _offers(question):
+            st.radio("Your answer", options(question), index=None, key=key, horizontal=True)
+            if typed and not question.choices:
+                st.text_input("Or type a number", key=f"{key}_typed", placeholder="a number")
         else:
             st.text_input("Your answer", key=key, placeholder="a number")
         st.button("Check", key=f"check_{question.qid}", on_click=_mark, args=(question,))
         if problem := st.session_state.pop(f"_q_problem_{question.qid}", None):
             show_error(problem)
-        shown = st.session_state.get("quiz_verdicts", {}).get(question.qid)
-        if shown is not None and shown.correct:
+        shown: Diagnosis | None = st.session_state.get(DIAGNOSES_KEY, {}).get(question.qid)
+        if shown is not None and shown.group == RIGHT:
             st.success(plain(shown.message), icon=":material/check:")
         elif shown is not None:
             st.warning(plain(shown.message), icon=":material/lightbulb:")
