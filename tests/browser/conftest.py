@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from lnlab.classroom.store import URL_ENV
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -240,8 +241,10 @@ def start_server(log_dir: Path) -> StreamlitServer:
         "--server.fileWatcherType",
         "none",
     ]
+    # the live classes go to a database of this server's own, not the repository's
+    env = os.environ | {URL_ENV: f"sqlite:///{log_dir / f'classes-{port}.db'}"}
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     server = StreamlitServer(process, port, log_path)
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while time.monotonic() < deadline:

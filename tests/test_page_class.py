@@ -1,0 +1,184 @@
+"""The Class page and the teacher's panel, as a teacher and students meet them (AppTest).
+
+Each AppTest is one browser session: the teacher's, and one per student. They share the
+process's class store, here a fresh SQLite file per test.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from helpers import downloaded, page_test, record_downloads
+from lnlab.classroom import display_code, store
+
+from lnlab.class_links import StudentLink, TeacherLink
+from lnlab.live_class import live_question
+from lnlab.quiz import Question, Wrong
+from lnlab.ui.classroom import STUDENT_KEY, TEACHER_KEY
+
+PAGE = "pages/class.py"
+QUESTION = Question(
+    "var-test",
+    "What is the variance of 2, 4, 6, 8?",
+    5.0,
+    "Average the squared distances from the mean 5.",
+    wrong=(Wrong("d_minus_1", 20 / 3, "That is / (D - 1)."), Wrong("no_eps", 5.5)),
+)
+
+
+@pytest.fixture
+def classes(tmp_path, monkeypatch):
+    """The app's class store, in a fresh SQLite file."""
+    monkeypatch.setenv(store.URL_ENV, f"sqlite:///{tmp_path / 'classes.db'}")
+    monkeypatch.setattr(store, "_default", None)
+    yield store.default_store()
+    store.default_store().close()
+
+
+def _texts(at) -> str:
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "info", "success", "warning", "error")
+        for e in getattr(at, kind)
+    ]
+    return "\n".join(str(p) for p in parts) + "\n".join(h.proto.body for h in at.get("html"))
+
+
+def _teacher(classes) -> TeacherLink:
+    new = classes.open_class()
+    return TeacherLink(new.code, new.teacher_secret)
+
+
+def _student(code: str, **query) -> object:
+    at = page_test(PAGE, {"join": code, **query}).run()
+    assert not at.exception
+    return at
+
+
+def test_start_a_class_shows_the_code_link_and_qr(classes):
+    at = page_test(PAGE).run()
+    at.button(key="live_start").click().run()
+    teacher = at.session_state[TEACHER_KEY]
+    shown = _texts(at)
+    assert display_code(teacher.code) in shown
+    assert f"/class?join={teacher.code}" in shown
+    assert 'class="lnlab-qr"' in shown
+    assert teacher.secret not in at.query_params.get("teacher", [""])[0]  # not in the URL
+    assert classes.check_code(teacher.code).students == 0
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("", "type the class code"),
+        ("ABC", "9 characters"),
+        ("ABCDEFGH0", "has no '0'"),
+        ("ABC-DEF-GHJ", "there is no class ABC-DEF-GHJ"),
+    ],
+)
+def test_joining_with_a_bad_code_says_why(classes, typed, message):
+    at = page_test(PAGE).run()
+    at.text_input(key="live_code").input(typed)
+    at.button(key="live_join").click().run()
+    assert not at.exception
+    assert message in at.error[0].value.replace("\\", "")
+    assert STUDENT_KEY not in at.session_state
+
+
+def test_an_ended_class_and_a_bad_link_get_a_notice(classes):
+    ended = classes.open_class(now=time.time() - 25 * 3600)
+    at = _student(ended.code)
+    assert "has ended" in at.warning[0].value
+    at = page_test(PAGE, {"join": "<b>", "me": "x"}).run()
+    assert not at.exception and "does not work" in at.warning[0].value
+    at = page_test(PAGE, {"class": ended.code, "teacher": "not-the-secret-at-all"}).run()
+    assert not at.exception and "has ended" in at.warning[0].value
+    assert TEACHER_KEY not in at.session_state
+
+
+def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classes):
+    teacher = _teacher(classes)
+    live = live_question(QUESTION, "step_through")
+    student = _student(teacher.code)
+    assert student.text_input(key="live_code").value == display_code(teacher.code)
+    student.text_input(key="live_nickname").input("<b>Ada</b>")
+    student.button(key="live_join").click().run()
+    me = student.session_state[STUDENT_KEY]
+    assert student.query_params["me"] == [me.me]  # the URL keeps the student
+    assert "Waiting for the teacher" in _texts(student)
+
+    classes.pose(teacher.code, teacher.secret, live)
+    student.run()
+    right = next(i for i, o in enumerate(live.options) if o.correct)
+    student.button(key=f"live_opt_{live.qid}_{right}").click().run()
+    assert "Waiting for the reveal" in _texts(student)
+    assert classes.tally(teacher.code, teacher.secret, live.qid).answered == 1
+
+    classes.reveal(teacher.code, teacher.secret, live.qid)
+    student.run()
+    assert "Right" in student.success[0].value
+    assert student.metric[0].value == "1 / 1"
+
+    again = _student(teacher.code, me=me.me)  # a reload: a new session, the same link
+    assert again.session_state[STUDENT_KEY] == StudentLink(teacher.code, me.me)
+    assert again.metric[0].value == "1 / 1"
+    assert classes.check_code(teacher.code).students == 1
+
+
+def test_a_wrong_answer_gets_its_misconception_named(classes):
+    teacher = _teacher(classes)
+    live = live_question(QUESTION, "step_through")
+    classes.pose(teacher.code, teacher.secret, live)
+    me = classes.join(teacher.code)
+    at = _student(teacher.code, me=me)
+    k = next(i for i, o in enumerate(live.options) if o.group == "d_minus_1")
+    at.button(key=f"live_opt_{live.qid}_{k}").click().run()
+    classes.reveal(teacher.code, teacher.secret, live.qid)
+    at.run()
+    assert "Dividing by D − 1" in at.warning[0].value
+    assert at.metric[0].value == "0 / 1"
+
+
+def test_the_teacher_page_counts_reveals_and_downloads(classes, monkeypatch):
+    files = record_downloads(monkeypatch)
+    teacher = _teacher(classes)
+    at = page_test(PAGE)
+    at.session_state[TEACHER_KEY] = teacher
+    at.run()
+    assert "No question asked yet" in _texts(at)
+    live = live_question(QUESTION, "step_through")
+    classes.pose(teacher.code, teacher.secret, live)
+    for k, nickname in enumerate(("<i>Bo</i>", "", "")):
+        me = classes.join(teacher.code, nickname=nickname)
+        classes.answer(teacher.code, me, live.qid, live.options[k].text)
+    at.run()
+    shown = _texts(at)
+    assert "**3 of 3** students have answered" in shown
+    assert "\\<i\\>Bo\\</i\\>" in shown and "2 without a nickname" in shown  # escaped
+    (chart,) = at.get("plotly_chart")
+    assert '"x":[1,1,1]' in chart.proto.spec.replace(" ", "")
+    at.button(key=f"live_reveal_{live.qid}").click().run()
+    assert classes.current(teacher.code).revealed
+    csv = downloaded(at, "live_counts_csv", files)
+    assert csv.splitlines()[0] == "question,prompt,group,count"
+    assert len(csv.splitlines()) == 1 + len(live.options)
+
+
+def test_ask_the_class_from_a_lesson_slide(classes):
+    teacher = _teacher(classes)
+    at = page_test("pages/step_through.py", {"present": "1"}, timeout=120)
+    at.session_state[TEACHER_KEY] = teacher
+    at.run()
+    assert display_code(teacher.code) in _texts(at)  # the join line on every slide
+    ask = next(b for b in at.button if b.key and b.key.startswith("live_ask_"))
+    ask.click().run()
+    posed = classes.current(teacher.code)
+    assert posed is not None and ask.key == f"live_ask_{posed.question.qid}"
+    assert posed.question.page == "step_through"
+    me = classes.join(teacher.code)
+    classes.answer(teacher.code, me, posed.question.qid, posed.question.options[0].text)
+    at.run()
+    assert "**1 of 1** students have answered" in _texts(at)
+    at.button(key=f"live_reveal_{posed.question.qid}").click().run()
+    assert classes.current(teacher.code).revealed
