@@ -11,6 +11,7 @@ run: $(VENV)/.runtime-installed
 
 test: $(VENV)/.dev-installed
 	scripts/ensure-chromium
+	scripts/ensure-postgresql
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest

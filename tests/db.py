@@ -1,0 +1,159 @@
+"""Databases for the class store's tests: a SQLite file, and a throwaway PostgreSQL cluster.
+
+The cluster is Debian's PostgreSQL (`scripts/ensure-postgresql` installs it; `make test` runs
+that): initdb into a temporary folder, postgres on a free port of 127.0.0.1, stopped and deleted
+at the end of the session. initdb refuses to run as root, so as root it runs as the `postgres`
+user the Debian package creates. Each test gets its own schema, so tests never see each other's
+classes (the per-server cap counts every class in the database).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+POSTGRES_BIN_DIRS = ("/usr/lib/postgresql/*/bin",)
+
+
+def postgres_bin() -> Path | None:
+    """The folder holding Debian's initdb and postgres, or None when they are not installed."""
+    found = shutil.which("initdb")
+    if found and Path(found).resolve().with_name("postgres").exists():
+        return Path(found).resolve().parent
+    for pattern in POSTGRES_BIN_DIRS:
+        for folder in sorted(glob.glob(pattern), reverse=True):
+            if Path(folder, "initdb").exists():
+                return Path(folder)
+    return None
+
+
+def _run_as() -> tuple[list[str], str | None]:
+    """The command prefix that runs PostgreSQL as a non-root user, and that user (None: us)."""
+    if os.geteuid() != 0:
+        return [], None
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise RuntimeError("running as root and there is no 'postgres' user to run it as") from None
+    return ["runuser", "-u", "postgres", "--"], "postgres"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def postgres_cluster(*, durable: bool = False) -> Iterator[str]:
+    """Start a throwaway PostgreSQL cluster and yield its SQLAlchemy URL.
+
+    `durable=False` turns fsync off (tests: nothing needs to survive a power cut);
+    benchmarks pass True to measure the real cost of a commit."""
+    bindir = postgres_bin()
+    if bindir is None:
+        raise FileNotFoundError("PostgreSQL is not installed (scripts/ensure-postgresql)")
+    prefix, user = _run_as()
+    folder = Path(tempfile.mkdtemp(prefix="lnlab-pg-"))
+    data = folder / "data"
+    if user:
+        shutil.chown(folder, user)
+    port = _free_port()
+    log = folder / "postgres.log"
+    server = None
+    try:
+        initdb = [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "lnlab"]
+        initdb += ["-E", "UTF8", "--no-sync", "--no-instructions"]
+        subprocess.run([*prefix, *initdb], check=True, capture_output=True)
+        settings = ["listen_addresses=127.0.0.1", "max_connections=300", f"port={port}"]
+        settings += [f"unix_socket_directories={folder}"]
+        if not durable:
+            settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+        with open(log, "wb") as out:
+            server = subprocess.Popen(
+                [*prefix, str(bindir / "postgres"), "-D", str(data)]
+                + [arg for setting in settings for arg in ("-c", setting)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"postgresql+psycopg://lnlab@127.0.0.1:{port}/postgres"
+        _wait_ready(url, server, log)
+        yield url
+    finally:
+        if server is not None:
+            _stop(server, data)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stop(server: subprocess.Popen, data: Path) -> None:
+    """Fast shutdown (SIGINT to the postmaster itself: runuser does not pass it on)."""
+    try:
+        os.kill(int((data / "postmaster.pid").read_text().split()[0]), signal.SIGINT)
+    except (OSError, ValueError, IndexError):
+        server.send_signal(signal.SIGINT)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+def _wait_ready(url: str, server: subprocess.Popen, log: Path) -> None:
+    import psycopg
+
+    conninfo = url.replace("postgresql+psycopg://", "postgresql://")
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            psycopg.connect(conninfo, connect_timeout=2).close()
+            return
+        except psycopg.OperationalError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    "PostgreSQL did not start:\n" + log.read_text(errors="replace")[-2000:]
+                ) from None
+            time.sleep(0.05)
+
+
+def schema_url(url: str) -> str:
+    """A new, empty schema in the cluster at `url`, as a URL whose connections use it."""
+    import psycopg
+
+    name = "t_" + secrets.token_hex(6)
+    conninfo = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return f"{url}?options=-csearch_path%3D{name}"
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL cluster for the whole session; skipped only where it is not installed."""
+    try:
+        with postgres_cluster() as url:
+            yield url
+    except (FileNotFoundError, RuntimeError) as error:
+        if postgres_bin() is None or "no 'postgres' user" in str(error):
+            pytest.skip(f"PostgreSQL tests skipped: {error}")
+        raise
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty database: a SQLite file, then a PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'classes.db'}"
+    return schema_url(request.getfixturevalue("postgres_url"))
