@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import segno
 
-from lnlab.classroom import normalize_code
+from lnlab.classroom.store import normalize_code
 from lnlab.errors import InputError
 
 PAGE_PATH = "class"  # the Class page's URL path (pages/class.py)

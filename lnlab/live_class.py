@@ -7,9 +7,7 @@ misconception's key, or "other") and the feedback quiz.diagnose gives a student 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from lnlab.classroom import LiveOption, LiveQuestion
+from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.export import Download, Exports
 from lnlab.misconceptions import MISCONCEPTIONS
 from lnlab.quiz import OTHER, RIGHT, Question, diagnose, options
@@ -17,10 +15,15 @@ from lnlab.quiz import OTHER, RIGHT, Question, diagnose, options
 GROUP_ORDER = (RIGHT, *MISCONCEPTIONS, OTHER)  # the order of the bars, top down
 
 
-def live_question(question: Question, page: str) -> LiveQuestion:
-    """The question with its options grouped and each option's feedback written out."""
+def live_question(question: Question, page: str) -> LiveQuestion | None:
+    """The question with its options grouped and each option's feedback written out; None
+    when it offers fewer than two options (a number to type, no misconception fits the
+    example), which a class cannot answer by tapping."""
+    texts = options(question)
+    if len(texts) < 2:
+        return None
     found = []
-    for text in options(question):
+    for text in texts:
         d = diagnose(question, text)
         found.append(LiveOption(text, d.group, d.message))
     return LiveQuestion(question.qid, page, question.prompt, tuple(found), question.explanation)
@@ -38,8 +41,8 @@ def right_options(question: LiveQuestion) -> tuple[str, ...]:
     return tuple(o.text for o in question.options if o.correct)
 
 
-def class_exports(code: str, counts_csv: Callable[[], str]) -> Exports:
-    """The class's answer counts as CSV, built when the button is pressed."""
+def class_exports(code: str, counts_csv: str) -> Exports:
+    """The class's answer counts as CSV (a small query: made with the page)."""
     return Exports(
         (
             Download(

@@ -24,7 +24,7 @@ if teacher is not None:
                 st.page_link(
                     page.path, label=page.title, icon=page.icon, query_params={"present": "1"}
                 )
-        ui.exports(class_exports(teacher.code, classroom.counts_csv))
+        ui.exports(class_exports(teacher.code, classroom.counts_csv()))
         st.button("Leave this class on this device", key="live_end", on_click=classroom.end_class)
 elif classroom.studying() is not None:
     classroom.student_view()

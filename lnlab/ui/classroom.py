@@ -30,7 +30,8 @@ from lnlab.class_links import (
     read_link,
     teacher_link,
 )
-from lnlab.classroom import LiveQuestion, default_store, display_code, normalize_code
+from lnlab.classroom.live import LiveQuestion
+from lnlab.classroom.store import default_store, display_code, normalize_code
 from lnlab.errors import InputError
 from lnlab.live_class import groups, live_question, right_options
 from lnlab.markdown import plain
@@ -179,6 +180,9 @@ def teacher_panel(question: Question, page: str) -> None:
     if me is None:
         return
     live = live_question(question, page)
+    if live is None:
+        st.caption("The class cannot answer this question by tapping: it has no options.")
+        return
     with st.container(border=True, key="live_panel"):
         ask_col, counts_col = st.columns([1, 2], gap="medium")
         ask_col.button(

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lnlab.classroom.store import URL_ENV
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench import chromium
 from lnlab import ui
+from lnlab.classroom.store import URL_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output"
