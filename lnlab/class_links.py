@@ -2,7 +2,8 @@
 
 A link is untrusted input like any other: a code, a secret or a student id that is malformed
 raises InputError with a message for the person who opened it; nothing is looked up here.
-The QR code is drawn locally as SVG (segno), so no page asks another host for an image.
+The QR code is drawn locally as SVG (segno) and sent inside the page, so no page asks
+another host for an image.
 
 - join link: `/class?join=CODE`; once joined, `&me=ID` (the student's anonymous id) is added,
   so a reload or another device's bookmark keeps the student's answers and score;
@@ -12,6 +13,7 @@ The QR code is drawn locally as SVG (segno), so no page asks another host for an
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -102,13 +104,13 @@ def teacher_link(base: str, code: str, secret: str) -> str:
     return f"{base}?{urlencode({CLASS: code, TEACHER: secret})}"
 
 
-def qr_svg(link: str) -> str:
-    """The link as a QR code, inline SVG that scales to its box (no fixed width or height).
+def qr_image(link: str) -> str:
+    """The link as a QR code: an HTML <img> whose source is the SVG itself (a data URI), with
+    no fixed size, so CSS scales it to its box. st.html strips inline <svg>, not an image.
 
     Error correction M, a 4-module quiet zone, black on white: phones read it from across a
     room when it fills a good part of a projected screen.
     """
     code = segno.make(link, error="m", micro=False)
-    return code.svg_inline(
-        omitsize=True, border=4, dark="#000", light="#fff", svgclass="lnlab-qr", title=link
-    )
+    uri = code.svg_data_uri(omitsize=True, border=4, dark="#000", light="#fff")
+    return f'<img class="lnlab-qr" alt="QR code of {html.escape(link)}" src="{uri}">'

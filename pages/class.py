@@ -20,10 +20,11 @@ if teacher is not None:
             "beside it the room's answers, live."
         )
         for page in ui.PAGES:
-            if page.lesson:
-                st.page_link(
-                    page.path, label=page.title, icon=page.icon, query_params={"present": "1"}
-                )
+            if page.lesson and st.button(
+                page.title, icon=page.icon, key=f"live_present_{page.path}"
+            ):
+                st.session_state[ui.PRESENT_KEY] = True
+                st.switch_page(page.path)
         ui.exports(class_exports(teacher.code, classroom.counts_csv()))
         st.button("Leave this class on this device", key="live_end", on_click=classroom.end_class)
 elif classroom.studying() is not None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote
+
 import pytest
 
 from lnlab.class_links import (
@@ -9,7 +12,7 @@ from lnlab.class_links import (
     TeacherLink,
     join_link,
     page_url,
-    qr_svg,
+    qr_image,
     read_link,
     teacher_link,
 )
@@ -58,8 +61,11 @@ def test_bad_links_say_what_is_wrong(params, message):
         read_link(params)
 
 
-def test_the_qr_code_is_local_svg_that_scales():
-    svg = qr_svg(f"http://10.0.0.5:8501/class?join={CODE}")
-    assert svg.startswith("<svg") and 'class="lnlab-qr"' in svg and "viewBox" in svg
-    assert "width=" not in svg.split(">")[0]  # sized by CSS, not fixed
+def test_the_qr_code_is_a_local_svg_image_that_scales():
+    link = f"http://10.0.0.5:8501/class?join={CODE}"
+    img = qr_image(link)
+    src = re.search(r'src="([^"]+)"', img).group(1)
+    assert img.startswith('<img class="lnlab-qr"') and src.startswith("data:image/svg+xml")
+    svg = unquote(src.split(",", 1)[1])
+    assert "viewBox" in svg and "width=" not in svg.split(">")[0]  # sized by CSS, not fixed
     assert "<image" not in svg and "href" not in svg  # nothing fetched from anywhere

@@ -26,7 +26,7 @@ from lnlab.class_links import (
     TeacherLink,
     join_link,
     page_url,
-    qr_svg,
+    qr_image,
     read_link,
     teacher_link,
 )
@@ -133,7 +133,7 @@ def join_card(code: str, *, qr: bool = True) -> None:
         f'<div class="lnlab-code">{html.escape(display_code(code))}</div></div>'
     )
     if qr:
-        st.html(f'<div class="lnlab-qr-box">{qr_svg(link)}</div>')
+        st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
 
 
 def join_line() -> None:

@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 from .conftest import (
     MAIN,
     OUTPUT,
+    POLL_MS,
     StreamlitServer,
     assert_no_problems,
     expect_rerun,
@@ -32,6 +33,11 @@ LIVE_MS = 15_000  # a poll is 1.5 s; two shared cores run four browsers and the 
 PANEL = ".st-key-live_panel"
 FEEDBACK = '[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentWarning"]'
 SCORE = '[data-testid="stMetricValue"]'
+# The histogram's bars print their counts: they add up to the students who answered.
+BARS_SUM_JS = """(n) => {
+    const texts = document.querySelectorAll('.st-key-live_panel .bartext');
+    return [...texts].reduce((sum, t) => sum + Number(t.textContent), 0) === n;
+}"""
 
 
 def _start_and_present(teacher: Page, server: StreamlitServer) -> str:
@@ -44,7 +50,7 @@ def _start_and_present(teacher: Page, server: StreamlitServer) -> str:
     link = teacher.locator(".lnlab-join b").inner_text()
     expect(teacher.locator(".lnlab-qr")).to_be_visible()
     with expect_rerun(teacher):
-        teacher.locator(MAIN).get_by_role("link", name="Step through one token").click()
+        teacher.locator(MAIN).get_by_role("button", name="Step through one token").click()
     expect(teacher).to_have_url(re.compile(r"/step_through\?.*present=1"))
     expect(teacher.locator(MAIN)).to_contain_text("Join at")
     ask = teacher.locator('[class*="st-key-live_ask_"] button')
@@ -84,8 +90,7 @@ def test_a_live_class(browser: Browser, streamlit_server: StreamlitServer):
 
         panel = teacher.locator(PANEL)
         expect(panel).to_contain_text(f"{STUDENTS} of {STUDENTS}", timeout=LIVE_MS)
-        counts = panel.locator(".bartext").all_inner_texts()
-        assert sum(int(c) for c in counts) == STUDENTS, counts
+        teacher.wait_for_function(BARS_SUM_JS, arg=STUDENTS, polling=POLL_MS, timeout=LIVE_MS)
         teacher.screenshot(path=OUTPUT / "live" / "teacher.png")
         teacher.locator('[class*="st-key-live_reveal_"] button').click()
         expect(panel).to_contain_text("Revealed", timeout=LIVE_MS)
