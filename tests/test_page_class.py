@@ -181,6 +181,7 @@ def test_ask_the_class_from_a_lesson_slide(classes):
     ask.click().run()
     posed = classes.current(teacher.code)
     assert posed is not None and ask.key == f"live_ask_{posed.question.qid}"
+    assert "The class is answering" in _texts(at)  # the result stays off the projector
     assert posed.question.page == "step_through"
     me = classes.join(teacher.code)
     classes.answer(teacher.code, me, posed.question.qid, posed.question.options[0].text)
@@ -188,3 +189,4 @@ def test_ask_the_class_from_a_lesson_slide(classes):
     assert "**1 of 1** students have answered" in _texts(at)
     at.button(key=f"live_reveal_{posed.question.qid}").click().run()
     assert classes.current(teacher.code).revealed
+    assert "The class is answering" not in _texts(at)

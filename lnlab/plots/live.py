@@ -34,7 +34,8 @@ def tally_bars(groups: Sequence[str], counts: Mapping[str, int], answered: int) 
     }
     layout = {
         "title": {"text": f"{answered} answer{'s' if answered != 1 else ''}, by misconception"},
-        "height": 90 + 42 * len(groups),
+        "height": 90 + 46 * len(groups),
+        "font": {"size": 16},  # read from the back of the room
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
         "xaxis": {"rangemode": "tozero"} | ({"dtick": 1} if max(values, default=0) <= 10 else {}),
         "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},

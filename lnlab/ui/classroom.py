@@ -171,6 +171,20 @@ def _reveal(me: TeacherLink, qid: str) -> None:
         default_store().reveal(me.code, me.secret, qid)
     except InputError as err:
         st.session_state["_live_problem"] = err
+    st.session_state["_live_revealed"] = True  # the slide, outside this fragment, shows it
+
+
+def awaiting_reveal(question: Question) -> bool:
+    """True while this session's class is answering `question` and it is not revealed yet:
+    the slide then keeps the result off the projector."""
+    me = teaching()
+    if me is None:
+        return False
+    try:
+        posed = default_store().current(me.code)
+    except InputError:
+        return False
+    return posed is not None and posed.question.qid == question.qid and not posed.revealed
 
 
 def teacher_panel(question: Question, page: str) -> None:
@@ -204,6 +218,8 @@ def teacher_panel(question: Question, page: str) -> None:
 def live_counts(me: TeacherLink, qid: str | None = None) -> None:
     """Joined, answered, the answers by misconception, and Reveal: for question `qid`, or
     (None) whatever question the class has now."""
+    if st.session_state.pop("_live_revealed", False):
+        st.rerun(scope="app")
     store = default_store()
     try:
         posed = store.current(me.code)

@@ -19,7 +19,7 @@ from lnlab.lessons.model import Lesson, Metric, Section, Table
 from lnlab.links import Field
 from lnlab.numbers import exact, fmt
 from lnlab.plots.common import figure as plain_figure
-from lnlab.ui.classroom import teacher_panel
+from lnlab.ui.classroom import awaiting_reveal, teacher_panel
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
@@ -140,6 +140,11 @@ def show_section(
         )
         if not revealed:
             st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+            return
+        if section.question is not None and awaiting_reveal(section.question):
+            st.info(
+                "The class is answering: the result shows after Reveal.", icon=":material/lock:"
+            )
             return
         for latex in section.worked:
             formula(latex)
