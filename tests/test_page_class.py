@@ -190,3 +190,12 @@ def test_ask_the_class_from_a_lesson_slide(classes):
     at.button(key=f"live_reveal_{posed.question.qid}").click().run()
     assert classes.current(teacher.code).revealed
     assert "The class is answering" not in _texts(at)
+
+
+def test_start_a_class_from_presenter_mode(classes):
+    at = page_test("pages/padding.py", {"present": "1"}, timeout=120).run()
+    at.button(key="live_start_present").click().run()
+    teacher = at.session_state[TEACHER_KEY]
+    assert classes.check_code(teacher.code).code == teacher.code
+    assert display_code(teacher.code) in _texts(at)  # the join line, and the dialog's card
+    assert at.button(key="live_show_join").label == "Show how to join"

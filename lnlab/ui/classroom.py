@@ -149,14 +149,32 @@ def _join_dialog(code: str) -> None:
 
 
 def presenter_buttons() -> None:
-    """In presenter mode's top row: start a class, or show its QR code again."""
-    me = teaching()
-    if me is None:
-        if st.button("Start a class", key="live_start_present", icon=":material/groups:"):
-            start_class()
-            _join_dialog(teaching().code)
-    elif st.button("Show how to join", key="live_show_join", icon=":material/qr_code_2:"):
-        _join_dialog(me.code)
+    """In presenter mode's top row: start a class, or show how to join it again (a dialog
+    with the code and the QR code, over the slide)."""
+    if teaching() is None:
+        st.button(
+            "Start a class",
+            key="live_start_present",
+            icon=":material/groups:",
+            on_click=_show,
+            args=(True,),
+        )
+    else:
+        st.button(
+            "Show how to join",
+            key="live_show_join",
+            icon=":material/qr_code_2:",
+            on_click=_show,
+            args=(False,),
+        )
+    if st.session_state.pop("_live_show_join", False):
+        _join_dialog(teaching().code)
+
+
+def _show(start: bool) -> None:
+    if start:
+        start_class()
+    st.session_state["_live_show_join"] = True
 
 
 def _pose(me: TeacherLink, question: LiveQuestion) -> None:

@@ -23,7 +23,7 @@ BASE_CSS = """
   font: 700 clamp(2.4rem, 11vw, 6rem)/1.15 ui-monospace, monospace; letter-spacing: 0.08em;
 }
 .lnlab-qr-box { display: flex; justify-content: center; }
-.lnlab-qr { width: min(100%, 72vh); height: auto; }
+.lnlab-qr { width: min(100%, 62vh); height: auto; }
 .st-key-live_options button { min-height: 3.6rem; }
 .st-key-live_options button p { font-size: 1.35rem; }
 </style>
