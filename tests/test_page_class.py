@@ -10,22 +10,15 @@ import time
 
 import pytest
 from helpers import downloaded, page_test, record_downloads
+from test_live_class import QUESTION
 
 from lnlab.class_links import StudentLink, TeacherLink
 from lnlab.classroom import store
 from lnlab.classroom.store import display_code
 from lnlab.live_class import live_question
-from lnlab.quiz import Question, Wrong
 from lnlab.ui.classroom import STUDENT_KEY, TEACHER_KEY
 
 PAGE = "pages/class.py"
-QUESTION = Question(
-    "var-test",
-    "What is the variance of 2, 4, 6, 8?",
-    5.0,
-    "Average the squared distances from the mean 5.",
-    wrong=(Wrong("d_minus_1", 20 / 3, "That is / (D - 1)."), Wrong("no_eps", 5.5)),
-)
 
 
 @pytest.fixture

@@ -151,22 +151,14 @@ def _join_dialog(code: str) -> None:
 def presenter_buttons() -> None:
     """In presenter mode's top row: start a class, or show how to join it again (a dialog
     with the code and the QR code, over the slide)."""
-    if teaching() is None:
-        st.button(
-            "Start a class",
-            key="live_start_present",
-            icon=":material/groups:",
-            on_click=_show,
-            args=(True,),
-        )
-    else:
-        st.button(
-            "Show how to join",
-            key="live_show_join",
-            icon=":material/qr_code_2:",
-            on_click=_show,
-            args=(False,),
-        )
+    new = teaching() is None
+    st.button(
+        "Start a class" if new else "Show how to join",
+        key="live_start_present" if new else "live_show_join",
+        icon=":material/groups:" if new else ":material/qr_code_2:",
+        on_click=_show,
+        args=(new,),
+    )
     if st.session_state.pop("_live_show_join", False):
         _join_dialog(teaching().code)
 
@@ -177,19 +169,15 @@ def _show(start: bool) -> None:
     st.session_state["_live_show_join"] = True
 
 
-def _pose(me: TeacherLink, question: LiveQuestion) -> None:
+def _teacher_does(me: TeacherLink, action: str, what: LiveQuestion | str) -> None:
+    """Ask (action "pose", a LiveQuestion) or Reveal ("reveal", a qid): the store checks the
+    secret. The whole page reruns after, so the slide outside the panel shows the change."""
     try:
-        default_store().pose(me.code, me.secret, question)
-    except InputError as err:
+        getattr(default_store(), action)(me.code, me.secret, what)
+    except InputError as err:  # an ended class, say
         st.session_state["_live_problem"] = err
-
-
-def _reveal(me: TeacherLink, qid: str) -> None:
-    try:
-        default_store().reveal(me.code, me.secret, qid)
-    except InputError as err:
-        st.session_state["_live_problem"] = err
-    st.session_state["_live_revealed"] = True  # the slide, outside this fragment, shows it
+    else:
+        st.session_state["_live_changed"] = True
 
 
 def awaiting_reveal(question: Question) -> bool:
@@ -222,8 +210,8 @@ def teacher_panel(question: Question, page: str) -> None:
             key=f"live_ask_{live.qid}",
             icon=":material/campaign:",
             type="primary",
-            on_click=_pose,
-            args=(me, live),
+            on_click=_teacher_does,
+            args=(me, "pose", live),
         )
         if problem := st.session_state.pop("_live_problem", None):
             with ask_col:
@@ -236,7 +224,7 @@ def teacher_panel(question: Question, page: str) -> None:
 def live_counts(me: TeacherLink, qid: str | None = None) -> None:
     """Joined, answered, the answers by misconception, and Reveal: for question `qid`, or
     (None) whatever question the class has now."""
-    if st.session_state.pop("_live_revealed", False):
+    if st.session_state.pop("_live_changed", False):
         st.rerun(scope="app")
     store = default_store()
     try:
@@ -268,8 +256,8 @@ def live_counts(me: TeacherLink, qid: str | None = None) -> None:
             "Reveal",
             key=f"live_reveal_{live.qid}",
             icon=":material/visibility:",
-            on_click=_reveal,
-            args=(me, live.qid),
+            on_click=_teacher_does,
+            args=(me, "reveal", live.qid),
         )
 
 
