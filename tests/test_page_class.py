@@ -80,6 +80,18 @@ def test_joining_with_a_bad_code_says_why(classes, typed, message):
     assert STUDENT_KEY not in at.session_state
 
 
+def test_a_long_nickname_is_refused_and_the_teacher_link_opens_the_class(classes):
+    teacher = _teacher(classes)
+    at = _student(teacher.code)
+    at.text_input(key="live_nickname").input("x" * 21)
+    at.button(key="live_join").click().run()
+    assert "at most 20 characters" in at.error[0].value
+    assert STUDENT_KEY not in at.session_state
+    at = page_test(PAGE, {"class": teacher.code, "teacher": teacher.secret}).run()
+    assert at.session_state[TEACHER_KEY] == teacher
+    assert "teacher" not in at.query_params  # the secret leaves the address bar
+
+
 def test_an_ended_class_and_a_bad_link_get_a_notice(classes):
     ended = classes.open_class(now=time.time() - 25 * 3600)
     at = _student(ended.code)
