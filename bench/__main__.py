@@ -2,7 +2,13 @@
 
 import importlib
 
-BENCHMARKS = ("bench.pages", "bench.throughput", "bench.browser", "bench.sessions")
+BENCHMARKS = (
+    "bench.pages",
+    "bench.throughput",
+    "bench.browser",
+    "bench.sessions",
+    "bench.classroom",
+)
 
 for name in BENCHMARKS:
     try:

@@ -71,7 +71,8 @@ class Question:
     @property
     def tolerance(self) -> float:
         """How far a numeric answer may be from the truth: two decimals or 1 %."""
-        return max(0.005, 0.01 * abs(float(self.answer)))
+        scale = abs(float(self.answer))
+        return max(0.005, 0.01 * scale) if np.isfinite(scale) else 0.005
 
 
 RIGHT, OTHER = "right", "other"
@@ -116,11 +117,10 @@ def diagnose(question: Question, given: str) -> Diagnosis:
     else:
         if not given.strip():
             raise InputError("type a number first")
+        if given.strip() == truth:  # the option as printed: "NaN" too, which no box parses
+            return Diagnosis(True, RIGHT, f"Right: the answer is {truth}. {question.explanation}")
         value = float(parse_vector(given, 1, name="your answer")[0])
-        answer = float(question.answer)
-        if np.isnan(answer):
-            return Diagnosis(False, OTHER, f"The answer is NaN. {question.explanation}")
-        if abs(value - answer) <= question.tolerance:
+        if abs(value - float(question.answer)) <= question.tolerance:  # never for NaN
             return Diagnosis(True, RIGHT, f"Right: the answer is {truth}. {question.explanation}")
         near = [w for w in question.wrong if abs(value - float(w.answer)) <= question.tolerance]
         match = min(near, key=lambda w: abs(value - float(w.answer)), default=None)
@@ -210,6 +210,42 @@ def x_hat_wrongs(
     return tuple(wrongs)
 
 
+def feature_question(
+    qid: str,
+    prompt: str,
+    answer: float,
+    explanation: str,
+    batch: np.ndarray,
+    row: int,
+    eps: float,
+    *,
+    gamma: float | None = None,
+    beta: float = 0.0,
+) -> Question:
+    """A question on feature 1 of token `row` of `batch` (tokens x features) after Layer Norm:
+    x_hat with `gamma` None, else gamma * x_hat + beta. Wrong answers: dividing by D - 1,
+    epsilon forgotten or outside the root, gamma and beta swapped (for y), and feature 1
+    normalised over the batch's rows (with more than one row)."""
+    rows = np.asarray(batch, np.float64).reshape(-1, np.shape(batch)[-1])
+    wrong = x_hat_wrongs(rows[row], eps, 0, 1.0 if gamma is None else gamma, beta)
+    if gamma is None:
+        wrong = wrong[:-1]  # no gamma and beta to swap in x_hat
+    if rows.shape[0] > 1:
+        across = float(mc.across_batch_x_hat(rows, eps)[row, 0])
+        g = 1.0 if gamma is None else gamma
+        wrong += (Wrong("across_batch", g * across + beta, across_batch_note(rows.shape, row)),)
+    return Question(qid, prompt, answer, explanation, wrong=wrong)
+
+
+def across_batch_note(shape: tuple[int, ...], row: int) -> str:
+    """Why feature 1 over the batch's rows is not Layer Norm's statistic, with the sizes."""
+    n, d = shape[0], shape[-1]
+    return (
+        f"That is feature 1 over the {n} tokens (a column): Batch Norm's statistic. Layer "
+        f"Norm takes the features of token {row + 1} (its row), all {d} of them."
+    )
+
+
 def token_questions(
     trace: LayerNormTrace,
     row: int,
@@ -233,10 +269,7 @@ def token_questions(
     key = (x.tobytes(), std, y.tobytes())
     d, n = x.size, rows.shape[0]
     column = rows[:, 0]
-    batch = (
-        f"That is feature 1 over the {n} tokens (a column): Batch Norm's statistic. Layer "
-        f"Norm takes the features of token “{label}” (its row), all {d} of them."
-    )
+    batch = across_batch_note(rows.shape, row)
     across = n > 1
     return (
         Question(
@@ -261,32 +294,25 @@ def token_questions(
                 *((Wrong("across_batch", float(column.var()), batch),) if across else ()),
             ),
         ),
-        Question(
+        feature_question(
             _qid("xhat", *key),
             "What will its first feature be after normalizing?",
             float(x_hat[0]),
             f"(x1 - mean) / std = ({fmt(x[0])} - {fmt(mean)}) / {fmt(std)} = {fmt(x_hat[0])}.",
-            wrong=(
-                *x_hat_wrongs(x, eps)[:-1],
-                *(
-                    (
-                        Wrong(
-                            "across_batch",
-                            float(mc.across_batch_x_hat(rows, eps)[row, 0]),
-                            batch,
-                        ),
-                    )
-                    if across
-                    else ()
-                ),
-            ),
+            rows,
+            row,
+            eps,
         ),
-        Question(
+        feature_question(
             _qid("y", *key),
             "And its first output after scale and shift?",
             float(y[0]),
             f"gamma1 * x_hat1 + beta1 = {fmt(y[0])}.",
-            wrong=x_hat_wrongs(x, eps, 0, gamma, beta)[::-1],
+            rows,
+            row,
+            eps,
+            gamma=gamma,
+            beta=beta,
         ),
     )
 

@@ -41,6 +41,17 @@ def page_test(
     return at.switch_page(path)
 
 
+def question_key(at: AppTest, kind: str) -> str:
+    """The widget key of the open question whose id starts with `kind` ("mean", "padbn"): its
+    options, or its number box when it has none (a box beside options ends in _typed)."""
+    widgets = [*at.radio, *at.text_input]
+    return next(
+        w.key
+        for w in widgets
+        if w.key and w.key.startswith(f"q_{kind}-") and not w.key.endswith("_typed")
+    )
+
+
 def validated(fig: go.Figure) -> go.Figure:
     """`fig` rebuilt by plotly with every property checked: ValueError names a wrong one.
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import math
+import multiprocessing
 import threading
 from collections import Counter
 
+import db
 import pytest
+import server_process
+import sqlalchemy as sa
 
 from lnlab.classroom import store as store_module
 from lnlab.classroom.live import LiveOption, LiveQuestion
@@ -236,6 +240,41 @@ def test_score_counts_revealed_questions_and_survives_a_reload(posed) -> None:
     assert store.join(code, "forged-or-stale") != "forged-or-stale"
 
 
+X = object()  # where a hostile value goes in a call
+HOSTILE = (None, 7, ["q1"], "", "\x00", "q1\x00", "x" * 100_000, "'; DROP TABLE answers; --")
+
+
+def test_anything_a_student_sends_gets_a_message_or_nothing(posed) -> None:
+    """Every value a browser could send, in every argument a student controls: a ClassError,
+    False or None, never another exception, and nothing counted."""
+    store, code, secret = posed
+    student = store.join(code)
+    calls = [
+        ("check_code", (X,)),
+        ("join", (X,)),
+        ("join", (code, X)),
+        ("join", (code, None, X)),
+        ("answer", (X, student, "q1", "5")),
+        ("answer", (code, X, "q1", "5")),
+        ("answer", (code, student, X, "5")),
+        ("answer", (code, student, "q1", X)),
+        ("my_answer", (code, X, "q1")),
+        ("my_answer", (code, student, X)),
+        ("score", (code, X)),
+        ("tally", (code, secret, X)),
+        ("reveal", (code, X, "q1")),
+    ]
+    for bad in HOSTILE:
+        for method, args in calls:
+            try:
+                result = getattr(store, method)(*(bad if a is X else a for a in args))
+            except ClassError:
+                continue
+            assert result in (False, None, (0, 0)) or isinstance(result, str), (method, bad)
+    assert store.tally(code, secret, "q1").answered == 0
+    assert store.answer(code, student, "q1", "5")
+
+
 # --- students and nicknames ------------------------------------------------------------------
 
 
@@ -283,6 +322,39 @@ def test_caps(db_url: str, clock: Clock) -> None:
         assert store.join(code, ann) == ann  # a known student still gets back in
         store.end_class(code, secret)
         store.open_class()  # the ended class's slot is free again
+    finally:
+        store.close()
+
+
+def at_once(action, times: int) -> list[object]:
+    """Run `action` on `times` threads released together; each result or ClassError."""
+    barrier = threading.Barrier(times)
+    results: list[object] = []
+
+    def run() -> None:
+        barrier.wait()
+        try:
+            results.append(action())
+        except ClassError as error:
+            results.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(times)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_caps_hold_when_everyone_arrives_at_once(db_url: str, clock: Clock) -> None:
+    store = ClassStore(db_url, clock=clock, limits=Limits(classes=4, students=5))
+    try:
+        opened = at_once(store.open_class, 12)
+        assert sum(not isinstance(r, ClassError) for r in opened) == 4
+        code = next(r.code for r in opened if not isinstance(r, ClassError))
+        joined = at_once(lambda: store.join(code), 12)
+        assert sum(isinstance(r, str) for r in joined) == 5
+        assert store.check_code(code).students == 5
     finally:
         store.close()
 
@@ -364,11 +436,56 @@ def test_schema_is_migrated_once(store: ClassStore, db_url: str) -> None:
     assert found == [len(MIGRATIONS)] * 4
 
 
+def test_the_query_tables_match_the_migrated_schema(store: ClassStore, db_url: str) -> None:
+    """The migrations are the schema's history; the Table objects the queries use must name
+    the same columns, with the same primary keys."""
+    engine = sa.create_engine(db_url)
+    try:
+        inspector = sa.inspect(engine)
+        for table in store_module.metadata.sorted_tables:
+            columns = [column["name"] for column in inspector.get_columns(table.name)]
+            assert columns == [column.name for column in table.columns]
+            primary = inspector.get_pk_constraint(table.name)["constrained_columns"]
+            assert primary == [column.name for column in table.primary_key]
+    finally:
+        engine.dispose()
+
+
+def test_a_new_migration_runs_once_on_an_existing_database(posed) -> None:
+    store, code, _ = posed
+    later = (*MIGRATIONS, ("CREATE TABLE later (n INTEGER)", "INSERT INTO later VALUES (1)"))
+    assert store.migrate(later) == len(MIGRATIONS)
+    assert store.migrate(later) == len(later)
+    assert store.schema_version() == len(later)
+    assert store.check_code(code).code == code  # the class is still there
+    with pytest.raises(RuntimeError, match="newer than this code"):
+        store.migrate()
+
+
+def test_default_store_is_one_per_process(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv(store_module.URL_ENV, f"sqlite:///{tmp_path / 'app.db'}")
+    monkeypatch.setattr(store_module, "_default", None)
+    stores = []
+    threads = [
+        threading.Thread(target=lambda: stores.append(store_module.default_store()))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(s) for s in stores}) == 1
+    assert stores[0].url.endswith("app.db")
+    stores[0].close()
+
+
 def test_default_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(store_module.URL_ENV, raising=False)
     assert store_module.database_url().endswith(".lnlab-data/classes.db")
     monkeypatch.setenv(store_module.URL_ENV, "postgresql://u@h/db")
     assert store_module.database_url() == "postgresql+psycopg://u@h/db"
+    with pytest.raises(InputError, match="not memory"):
+        store_module.database_url("sqlite://")
 
 
 # --- the CSV and the question's JSON ---------------------------------------------------------
@@ -419,5 +536,40 @@ def test_sixty_students_answering_in_the_same_second(posed) -> None:
     assert all(results[sid] == [True, False] for sid in ids)
     tally = store.tally(code, secret, "q1")
     groups = {o.text: o.group for o in question().options}
+    assert tally.answered == 60
+    assert tally.by_group == Counter(groups[chosen[sid]] for sid in ids)
+
+
+def test_sixty_students_on_two_server_processes(posed, db_url: str, tmp_path) -> None:
+    """Two processes share the database (as two servers would): they migrate a fresh one at the
+    same moment, then 60 students, 30 per process, answer in the same second."""
+    store, code, secret = posed
+    fresh_url = (
+        f"sqlite:///{tmp_path / 'fresh.db'}"
+        if db_url.startswith("sqlite")
+        else db.schema_url(db_url.split("?")[0])
+    )
+    options = [o.text for o in question().options]
+    ids = [store.join(code) for _ in range(60)]
+    chosen = {sid: options[i % len(options)] for i, sid in enumerate(ids)}
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Barrier(2), context.Queue()
+    processes = [
+        context.Process(
+            target=server_process.answer,
+            args=(db_url, fresh_url, code, "q1", dict(ids_part), start, results),
+        )
+        for ids_part in (list(chosen.items())[i::2] for i in range(2))
+    ]
+    for process in processes:
+        process.start()
+    outcomes = [results.get(timeout=120) for _ in processes]
+    for process in processes:
+        process.join(timeout=30)
+    assert [version for version, _ in outcomes] == [len(MIGRATIONS)] * 2
+    answered = {sid: result for _, part in outcomes for sid, result in part.items()}
+    assert answered == {sid: [True, False] for sid in ids}
+    groups = {o.text: o.group for o in question().options}
+    tally = store.tally(code, secret, "q1")
     assert tally.answered == 60
     assert tally.by_group == Counter(groups[chosen[sid]] for sid in ids)

@@ -157,6 +157,7 @@ def test_the_url_holds_the_example_on_screen(at):
         "depth": "5",
         "layers": "12",
         "s": "2",
+        "q": "0",
     }
     _show(at, 0)
     at.radio(key="tf_norm").set_value("pre-norm").run()

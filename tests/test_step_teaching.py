@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
-from helpers import formulas, html_tables, page_test
+from helpers import formulas, html_tables, page_test, question_key
 from helpers import metric_value as metric
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -308,14 +308,14 @@ def test_hidden_inputs_keep_their_values_through_presenter_mode():
 # ---------------------------------------------------------------- predict, then reveal
 
 
-def question_key(at: AppTest, kind: str) -> str:
-    """The widget key of the open question of `kind` ("mean", "var", "xhat", "y")."""
-    return next(w.key for w in at.text_input if w.key and w.key.startswith(f"q_{kind}-"))
-
-
 def answer(at: AppTest, kind: str, value: str) -> None:
+    """Type `value` (pick it on a slide, where there is no box) and check it."""
     key = question_key(at, kind)
-    at.text_input(key=key).input(value).run()
+    boxes = [w for w in at.text_input if w.key in (key, f"{key}_typed")]
+    if boxes:
+        boxes[0].input(value).run()
+    else:
+        at.radio(key=key).set_value(value).run()
     at.button(key="check_" + key.removeprefix("q_")).click().run()
 
 

@@ -96,3 +96,5 @@ def _check_text(name: str, value: object, limit: int, *, empty: bool = True) -> 
         raise InputError(f"the {name} of a live question is empty")
     if len(value) > limit:
         raise InputError(f"the {name} of a live question is longer than {limit} characters")
+    if "\x00" in value:
+        raise InputError(f"the {name} of a live question contains a NUL character")

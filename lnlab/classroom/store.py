@@ -17,7 +17,9 @@ Nothing personal is stored: a student is a random id and an optional nickname (2
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import hashlib
 import io
 import os
@@ -25,8 +27,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,10 +122,10 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-_metadata = sa.MetaData()
+metadata = sa.MetaData()  # the tables as the queries see them (the migrations make them)
 classes = sa.Table(
     "classes",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("teacher_digest", sa.Text, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -133,7 +134,7 @@ classes = sa.Table(
 )
 students = sa.Table(
     "students",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("student_id", sa.Text, primary_key=True),
     sa.Column("nickname", sa.Text, nullable=False),
@@ -141,7 +142,7 @@ students = sa.Table(
 )
 questions = sa.Table(
     "questions",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("qid", sa.Text, primary_key=True),
     sa.Column("body", sa.Text, nullable=False),
@@ -150,7 +151,7 @@ questions = sa.Table(
 )
 answers = sa.Table(
     "answers",
-    _metadata,
+    metadata,
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("student_id", sa.Text, primary_key=True),
     sa.Column("qid", sa.Text, primary_key=True),
@@ -159,6 +160,42 @@ answers = sa.Table(
     sa.Column("correct", sa.Integer, nullable=False),
     sa.Column("answered_at", sa.Float, nullable=False),
 )
+
+
+def _answer_context() -> sa.Select:
+    """For answer(): the class's current question, and how many answers the student has given
+    in all and to the current question; no row when the class is unknown or ended or the
+    student is not in it."""
+    mine = (answers.c.code == classes.c.code, answers.c.student_id == students.c.student_id)
+    given = sa.select(sa.func.count()).select_from(answers).where(*mine)
+    done = given.where(answers.c.qid == classes.c.current_qid)
+    current = sa.and_(questions.c.code == classes.c.code, questions.c.qid == classes.c.current_qid)
+    return (
+        sa.select(
+            classes.c.current_qid,
+            questions.c.body,
+            given.scalar_subquery().label("given"),
+            done.scalar_subquery().label("done"),
+        )
+        .select_from(
+            classes.join(students, students.c.code == classes.c.code).outerjoin(questions, current)
+        )
+        .where(
+            classes.c.code == sa.bindparam("code"),
+            students.c.student_id == sa.bindparam("sid"),
+            classes.c.expires_at > sa.bindparam("now"),
+        )
+    )
+
+
+_ANSWER_CONTEXT = _answer_context()
+
+
+@functools.lru_cache(maxsize=256)
+def _question_from(body: str) -> LiveQuestion:
+    """A stored question, parsed once per process (questions never change once stored)."""
+    return LiveQuestion.from_json(body)
+
 
 # The schema's history, oldest first: version n is reached by running MIGRATIONS[n - 1].
 # Append new versions; never edit one that has shipped. The SQL is portable (SQLite, PostgreSQL).
@@ -196,7 +233,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX answers_by_question ON answers (code, qid, grp)",
     ),
 )
-SCHEMA_VERSION = len(MIGRATIONS)
 # PostgreSQL advisory lock keys: one held while migrating, one while opening a class.
 _MIGRATION_LOCK, _OPEN_LOCK = 73012024, 73012025
 
@@ -207,13 +243,16 @@ def database_url(url: str | None = None) -> str:
     if not url:
         DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{DEFAULT_PATH}"
+    if url.startswith("sqlite") and (url == "sqlite://" or ":memory:" in url):
+        raise InputError(f"{URL_ENV}: the class store needs a database file or server, not memory")
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):  # psycopg 3 is the driver we ship
             return "postgresql+psycopg://" + url.removeprefix(prefix)
     return url
 
 
-def _engine(url: str) -> Engine:
+def create_engine(url: str) -> Engine:
+    """The engine the store uses for `url` (SQLite: WAL, busy timeout, writers BEGIN IMMEDIATE)."""
     if not url.startswith("sqlite"):
         return sa.create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
     engine = sa.create_engine(
@@ -253,8 +292,9 @@ class ClassStore:
         self.url = database_url(url)
         self.clock = clock
         self.limits = limits
-        self._engine = _engine(self.url)
+        self._engine = create_engine(self.url)
         self._postgres = self._engine.dialect.name == "postgresql"
+        self._write_lock = contextlib.nullcontext() if self._postgres else threading.Lock()
         self.migrate()
 
     def close(self) -> None:
@@ -263,20 +303,22 @@ class ClassStore:
 
     # --- transactions and schema -------------------------------------------------------------
 
-    @contextmanager
+    @contextlib.contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn:
+        # SQLite has one writer at a time: this process's writers queue on a lock rather than
+        # in SQLite's busy handler, which sleeps up to 100 ms between tries.
+        with self._write_lock, self._engine.connect() as conn:
             conn.execution_options(lnlab_write=True)
             with conn.begin():
                 yield conn
 
-    @contextmanager
+    @contextlib.contextmanager
     def _read(self) -> Iterator[Connection]:
         with self._engine.connect() as conn, conn.begin():
             yield conn
 
-    def migrate(self) -> int:
-        """Bring the schema to SCHEMA_VERSION; returns the version found before.
+    def migrate(self, migrations: Sequence[Sequence[str]] = MIGRATIONS) -> int:
+        """Run the migrations the database has not had yet; returns the version found before.
 
         Several processes may open the store at once: PostgreSQL serialises them on an advisory
         lock, SQLite on its write lock (BEGIN IMMEDIATE), so each migration runs exactly once.
@@ -290,8 +332,13 @@ class ClassStore:
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
             )
             found = conn.exec_driver_sql("SELECT MAX(version) FROM schema_version").scalar() or 0
-            for version in range(found + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[version - 1]:
+            if found > len(migrations):
+                raise RuntimeError(
+                    f"the class database is at schema version {found}, newer than this code's "
+                    f"{len(migrations)}: update lnlab, or point {URL_ENV} at another database"
+                )
+            for version in range(found + 1, len(migrations) + 1):
+                for statement in migrations[version - 1]:
                     conn.exec_driver_sql(statement)
                 conn.exec_driver_sql(f"INSERT INTO schema_version (version) VALUES ({version})")
             return found
@@ -328,17 +375,19 @@ class ClassStore:
         return row
 
     def _question(self, conn: Connection, code: str, qid: str) -> sa.Row:
-        if not isinstance(qid, str):
-            raise ClassError("a question id is text")
-        row = conn.execute(
-            sa.select(questions).where(questions.c.code == code, questions.c.qid == qid)
-        ).first()
+        row = (
+            None
+            if not _is_key(qid)
+            else conn.execute(
+                sa.select(questions).where(questions.c.code == code, questions.c.qid == qid)
+            ).first()
+        )
         if row is None:
             raise ClassError("this question has not been posed in this class")
         return row
 
     def _student(self, conn: Connection, code: str, student_id: str, *, lock: bool = False):
-        if not isinstance(student_id, str) or len(student_id) > 100:
+        if not _is_key(student_id):
             return None
         query = sa.select(students).where(
             students.c.code == code, students.c.student_id == student_id
@@ -440,7 +489,7 @@ class ClassStore:
         """How many joined, how many answered `qid`, and how many fell into each group."""
         with self._read() as conn:
             row = self._teacher(conn, code, teacher_secret, "see the answers")
-            question = LiveQuestion.from_json(self._question(conn, row.code, qid).body)
+            question = _question_from(self._question(conn, row.code, qid).body)
             joined = self._count(conn, students, students.c.code == row.code)
             counts = conn.execute(
                 sa.select(answers.c.grp, sa.func.count())
@@ -480,7 +529,7 @@ class ClassStore:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["question", "prompt", "group", "count"])
         for qid, body in posed:
-            question = LiveQuestion.from_json(body)
+            question = _question_from(body)
             for group in question.groups:
                 writer.writerow([qid, question.prompt, group, by_question.get((qid, group), 0)])
         return out.getvalue()
@@ -527,7 +576,7 @@ class ClassStore:
             if row.current_qid is None:
                 return None
             question = self._question(conn, row.code, row.current_qid)
-        return Posed(LiveQuestion.from_json(question.body), bool(question.revealed))
+        return Posed(_question_from(question.body), bool(question.revealed))
 
     def answer(self, code: str, student_id: str, qid: str, option: str) -> bool:
         """Record the student's first answer to the current question `qid`.
@@ -535,23 +584,34 @@ class ClassStore:
         False when the student has already answered it or it is not the current question;
         ClassError for an unknown student, an option the question does not have, or a cap.
         """
+        code = normalize_code(code)
+        if not _is_key(student_id):
+            raise ClassError("join the class first (your place in it was not found)")
+        if not _is_key(qid):
+            return False
         with self._write() as conn:
-            row = self._class(conn, code)
-            if self._student(conn, row.code, student_id, lock=True) is None:
+            # One round trip for what the checks need; it also locks the student's row (on
+            # PostgreSQL), so one student's answers queue and the answers cap holds.
+            context = (
+                _ANSWER_CONTEXT.with_for_update(of=students)
+                if self._postgres
+                else (_ANSWER_CONTEXT)
+            )
+            row = conn.execute(
+                context, {"code": code, "sid": student_id, "now": self.clock()}
+            ).first()
+            if row is None:
+                self._class(conn, code)  # says why when the class is unknown or ended
                 raise ClassError("join the class first (your place in it was not found)")
-            if row.current_qid != qid:
+            if row.current_qid != qid or row.done:
                 return False
-            question = LiveQuestion.from_json(self._question(conn, row.code, qid).body)
-            chosen = question.option(option) if isinstance(option, str) else None
+            chosen = _question_from(row.body).option(option) if isinstance(option, str) else None
             if chosen is None:
                 raise ClassError("that is not one of this question's options")
-            where = (answers.c.code == row.code, answers.c.student_id == student_id)
-            if self._count(conn, answers, *where, answers.c.qid == qid):
-                return False
-            if self._count(conn, answers, *where) >= self.limits.answers:
+            if row.given >= self.limits.answers:
                 raise ClassError(f"you have given {self.limits.answers} answers, the limit")
             insert = _insert(self._engine)(answers).values(
-                code=row.code,
+                code=code,
                 student_id=student_id,
                 qid=qid,
                 option=chosen.text,
@@ -564,10 +624,10 @@ class ClassStore:
 
     def my_answer(self, code: str, student_id: str, qid: str) -> str | None:
         """The option this student chose for `qid`, or None (only ever the caller's own)."""
-        if not isinstance(student_id, str) or not isinstance(qid, str):
-            return None
         with self._read() as conn:
             row = self._class(conn, code)
+            if not (_is_key(student_id) and _is_key(qid)):
+                return None
             return conn.execute(
                 sa.select(answers.c.option).where(
                     answers.c.code == row.code,
@@ -581,6 +641,8 @@ class ClassStore:
         score never gives an answer away before the teacher shows it."""
         with self._read() as conn:
             row = self._class(conn, code)
+            if not _is_key(student_id):
+                return 0, 0
             right, answered = conn.execute(
                 sa.select(sa.func.coalesce(sa.func.sum(answers.c.correct), 0), sa.func.count())
                 .select_from(
@@ -607,6 +669,12 @@ def _insert(engine: Engine):
     else:
         from sqlalchemy.dialects.sqlite import insert
     return insert
+
+
+def _is_key(value: object) -> bool:
+    """Whether a student id or question id from a caller can be looked up: short text with no
+    NUL (PostgreSQL refuses NUL in text). Anything else is simply not found."""
+    return isinstance(value, str) and 0 < len(value) <= 100 and "\x00" not in value
 
 
 def check_nickname(nickname: str) -> str:

@@ -4,6 +4,7 @@ checker of a tutorial's printed numbers and its tally."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import numpy as np
@@ -31,8 +32,10 @@ from lnlab.conventions import (
 )
 from lnlab.latex import num
 from lnlab.lessons.model import Callout, Figure, Lesson, Metric, Section, Table
-from lnlab.numbers import exact
+from lnlab.misconceptions import variance
+from lnlab.numbers import exact, fmt
 from lnlab.plots.conventions import claim_errors, groupings_heatmap, outputs_by_convention
+from lnlab.quiz import Question, Wrong, std_wrongs
 
 TITLE = "Conventions and checker"
 INTRO = (
@@ -216,7 +219,48 @@ def _difference(
             f"conventions-{key}",
             BARS,
         ),
+        question=difference_question(comparison, token, label, key),
     )
+
+
+def difference_question(
+    comparison: ConventionComparison, token: int, label: str, key: str
+) -> Question | None:
+    """Before a difference's numbers: the chosen token's denominator (ε's size: Keras's; ε's
+    place: PyTorch's) or σ dividing by D (Bessel), with the mistakes' answers as options.
+    RMSNorm's slide asks nothing."""
+    x = comparison.x[token]
+    n = _token_numbers(comparison, token)
+    vector = "(" + ", ".join(fmt(v) for v in x) + ")"
+    qid = f"cv{key}-" + hashlib.sha256(repr((key, x.tobytes())).encode()).hexdigest()[:12]
+    if key in ("eps_size", "eps_place"):
+        c = convention("keras" if key == "eps_size" else REFERENCE)
+        return Question(
+            qid,
+            f"For {label}, x = {vector}: what is {c.name}'s denominator √(σ² + ε), with "
+            f"ε = {fmt(c.eps)}?",
+            n[c.key],
+            f"σ² = {fmt(n['var'])}, so √({fmt(n['var'])} + {fmt(c.eps)}) = {fmt(n[c.key])}.",
+            wrong=std_wrongs(x, c.eps),
+        )
+    if key == "bessel":
+        d = int(n["d"])
+        return Question(
+            qid,
+            f"For {label}, x = {vector}: what is PyTorch's σ, dividing by D = {d}?",
+            n["std"],
+            f"√(σ²) with σ² = {fmt(n['var'])}, the squared distances' sum divided by D = {d}: "
+            f"{fmt(n['std'])}.",
+            wrong=(
+                Wrong(
+                    "d_minus_1",
+                    np.sqrt(variance(x, d_minus_1=True)),
+                    f"That is x.std(), as the Annotated Transformer calls it: it divides by "
+                    f"D − 1 = {d - 1}. Layer Norm divides by D = {d}.",
+                ),
+            ),
+        )
+    return None
 
 
 def _axes(axes: AxesComparison) -> Section:

@@ -4,6 +4,7 @@ each one section, built from a Parity (and, once run, a ScaleUp)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import pandas as pd
@@ -15,6 +16,7 @@ from lnlab.markdown import plain
 from lnlab.numbers import fmt
 from lnlab.parity import Parity, dtype_table, parity_table
 from lnlab.plots.gpu import error_heatmap, parity_bars, throughput_bars
+from lnlab.quiz import Question, feature_question
 
 TITLE = "Run it on the GPU"
 INTRO = (
@@ -41,7 +43,7 @@ def slides(
         intro=INTRO,
         sections=(
             _device(result, tokens, device_label),
-            _steps(result, f"token {token + 1} ({plain(tokens[token])})", device_label),
+            _steps(result, token, f"token {token + 1} ({plain(tokens[token])})", device_label),
             _bound(result),
             _scale(result.dtype, shape, scale_up),
         ),
@@ -81,12 +83,34 @@ def _device(result: Parity, tokens: Sequence[str], device_label: str) -> Section
     )
 
 
-def _steps(result: Parity, token: str, device_label: str) -> Section:
+def steps_question(result: Parity, token: int, name: str) -> Question:
+    """Before the five steps: the exact (float64) y1 of the chosen token, gamma = 1, beta = 0."""
+    x = result.reference.x.reshape(-1, result.reference.x.shape[-1])
+    answer = float(result.reference.y.reshape(x.shape)[token, 0])
+    mean, std = (
+        float(result.reference.mean.reshape(-1)[token]),
+        float(result.reference.std.reshape(-1)[token]),
+    )
+    vector = "(" + ", ".join(fmt(v) for v in x[token]) + ")"
+    return feature_question(
+        "gpuy-" + hashlib.sha256(repr((x.tobytes(), token, result.eps)).encode()).hexdigest()[:12],
+        f"Exactly (in float64), what is y1 of {name}, x = {vector} (ε = {fmt(result.eps)}, "
+        "γ = 1, β = 0)?",
+        answer,
+        f"(x1 − μ) / √(σ² + ε) = ({fmt(x[token, 0])} − {fmt(mean)}) / {fmt(std)} = {fmt(answer)}.",
+        x,
+        token,
+        result.eps,
+        gamma=1.0,
+    )
+
+
+def _steps(result: Parity, index: int, token: str, device_label: str) -> Section:
     beyond = [r.step for r in result.rows if not r.within]
     return Section(
         key=STEPS,
         title=f"The five steps for {token} in {result.dtype} on {plain(device_label)}",
-        formulas=tuple(s.latex for s in result.trace.steps),
+        worked=tuple(s.latex for s in result.trace.steps),  # after the question
         numbers=(
             Table(
                 pd.DataFrame(parity_table(result)),
@@ -104,6 +128,7 @@ def _steps(result: Parity, token: str, device_label: str) -> Section:
         )
         if beyond
         else (),
+        question=steps_question(result, index, token),
     )
 
 

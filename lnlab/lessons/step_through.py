@@ -104,7 +104,7 @@ def _check(lesson: TokenLesson) -> Section:
             "correction), as if the features were a sample of a larger population, so it "
             "prints a bigger number."
         ),
-        formulas=(
+        worked=(  # after the question: they give its answer
             r"\mathrm{std}(\hat{x}) = \sqrt{\dfrac{\sigma^2}{\sigma^2 + \epsilon}} = "
             rf"\sqrt{{\dfrac{{{num(lesson.var)}}}{{{num(lesson.var)} + {num(lesson.eps)}}}}}"
             rf" = {num(c.expected_std)}",

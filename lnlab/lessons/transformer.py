@@ -3,11 +3,16 @@ experiment, and counting Layer Norms, each one section, built from a Transformer
 
 from __future__ import annotations
 
+import hashlib
+
+import numpy as np
 import pandas as pd
 
 from lnlab import transformer as tf
 from lnlab.lessons.model import Figure, Lesson, Metric, Section, Table
+from lnlab.numbers import fmt
 from lnlab.plots.transformer import block_diagram, depth_chart
+from lnlab.quiz import Question, feature_question
 
 TITLE = "Layer Norm in the Transformer"
 INTRO = (
@@ -95,8 +100,32 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
             Table(weights, "The sublayer's fixed weights W.", on_slide=False),
         ),
         figure=Figure(block_diagram(lesson.norm_position), "tf-diagram", DIAGRAM_CAPTION),
+        question=norm_question(example),
         detail="The tables run one step on the tokens of a worked example, each ending with "
         "every token's mean and (biased) standard deviation.",
+    )
+
+
+def norm_question(example: tf.AddNormExample) -> Question:
+    """Before the tables: the first token's f1 out of the step's Layer Norm (post-norm: of
+    x + f(x); pre-norm: of x), from the numbers it enters with. gamma = 1, beta = 0."""
+    post = example.norm_position == tf.POST_NORM
+    entering, leaving = (example.stages[2], example.stages[3]) if post else example.stages[:2]
+    x, token = entering.value[0], example.tokens[0]
+    answer = float(leaving.value[0, 0])
+    mean, std = float(x.mean()), float(np.sqrt(x.var() + tf.EPS))
+    what = "x + f(x)" if post else "x"
+    vector = "(" + ", ".join(fmt(v) for v in x) + ")"
+    return feature_question(
+        "tfln-" + hashlib.sha256(repr((post, x.tobytes())).encode()).hexdigest()[:12],
+        f"Token “{token}” enters the Layer Norm as {what} = {vector}. What is its f1 after "
+        f"it (ε = {fmt(tf.EPS)}, γ = 1, β = 0)?",
+        answer,
+        f"(x1 − μ) / √(σ² + ε) = ({fmt(x[0])} − {fmt(mean)}) / {fmt(std)} = {fmt(answer)}.",
+        entering.value,
+        0,
+        tf.EPS,
+        gamma=1.0,
     )
 
 

@@ -139,7 +139,8 @@ def show_section(
             section.question, typed=not slide
         )
         if not revealed:
-            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+            if not slide:  # on a slide the question box says as much, in less height
+                st.info("Check your prediction to see this step's result.", icon=":material/lock:")
             return
         if section.question is not None and awaiting_reveal(section.question):
             st.info(

@@ -44,9 +44,24 @@ def _slide_number(page: Page) -> tuple[int, int]:
 def test_every_slide_fits_the_projector(
     browser: Browser, streamlit_server: StreamlitServer, lesson, size
 ):
+    _walk_the_slides(browser, streamlit_server, lesson, size, "")
+
+
+@pytest.mark.parametrize("size", PROJECTORS[:1], ids=lambda s: f"{s['width']}x{s['height']}")
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name)
+def test_every_question_fits_on_its_slide(
+    browser: Browser, streamlit_server: StreamlitServer, lesson, size
+):
+    """With predictions on (q=1), a slide shows its question before the result: that fits too."""
+    _walk_the_slides(browser, streamlit_server, lesson, size, "&q=1")
+
+
+def _walk_the_slides(
+    browser: Browser, streamlit_server: StreamlitServer, lesson, size: dict, query: str
+) -> None:
     page = new_app_page(browser, size)
     try:
-        page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1")
+        page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1" + query)
         wait_for_app(page)
         at, count = _slide_number(page)
         assert at == 1
@@ -59,11 +74,12 @@ def test_every_slide_fits_the_projector(
             if fit.problems():
                 problems[k] = fit.problems()
             if size == PROJECTORS[0]:
-                page.screenshot(path=OUTPUT / "slides" / f"{lesson.name}-{k}.png")
+                name = f"{lesson.name}-{k}{'-q' if query else ''}.png"
+                page.screenshot(path=OUTPUT / "slides" / name)
             if k < count:
                 with expect_rerun(page):
                     page.keyboard.press("PageDown" if k % 2 else "ArrowRight")
-        assert not problems, f"{lesson.name} at {size}: {problems}"
+        assert not problems, f"{lesson.name} at {size}{query}: {problems}"
         expect(page.locator(f".st-key-{lesson.name}_next button")).to_be_disabled()
     finally:
         page.context.close()
