@@ -126,6 +126,12 @@ def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classe
     assert "Right" in student.success[0].value
     assert student.metric[0].value == "1 / 1"
 
+    student.switch_page("pages/padding.py").run()  # a page switch keeps the class in the URL
+    assert not student.exception
+    assert (student.query_params["join"], student.query_params["me"]) == (me.code, me.me)
+    student.switch_page(PAGE).run()
+    assert student.metric[0].value == "1 / 1"
+
     again = _student(teacher.code, me=me.me)  # a reload: a new session, the same link
     assert again.session_state[STUDENT_KEY] == StudentLink(teacher.code, me.me)
     assert again.metric[0].value == "1 / 1"

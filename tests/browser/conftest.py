@@ -351,13 +351,12 @@ def nav_link(page: Page, app_page: AppPage) -> Locator:
 
 def screenshot_whole_page(page: Page, path: Path, max_height: int = 16_000) -> None:
     """Save the whole page: stMain scrolls inside a fixed viewport, so grow the viewport first."""
-    size = page.viewport_size or VIEWPORT
     height = page.evaluate(f"document.querySelector('{MAIN}').scrollHeight")
-    page.set_viewport_size({"width": size["width"], "height": min(max_height, height)})
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(max_height, height)})
     wait_for_app(page)
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=path, full_page=True)
-    page.set_viewport_size(size)
+    page.set_viewport_size(VIEWPORT)
 
 
 def problems_on(page: Page) -> list[str]:

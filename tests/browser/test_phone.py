@@ -16,7 +16,6 @@ from .conftest import (
     StreamlitServer,
     assert_no_problems,
     new_app_page,
-    screenshot_whole_page,
     wait_for_app,
 )
 
@@ -62,7 +61,7 @@ def test_page_fits_a_phone(browser: Browser, streamlit_server: StreamlitServer, 
         wait_for_app(page)
         assert_no_problems(page)
         problems = phone_problems(page)
-        screenshot_whole_page(page, OUTPUT / "phone" / f"{app_page.name}.png")
+        page.screenshot(path=OUTPUT / "phone" / f"{app_page.name}.png")
         assert not problems, f"{app_page.path} at 390 x 844: {problems}"
     finally:
         page.context.close()
