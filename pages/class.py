@@ -29,6 +29,7 @@ if teacher is not None:
         st.button("Leave this class on this device", key="live_end", on_click=classroom.end_class)
 elif classroom.studying() is not None:
     classroom.student_view()
+    st.button("Leave the class", key="live_leave", on_click=classroom.leave_class)
 else:
     st.markdown(
         "A teacher starts a class and shows its code; students join on their phones or "

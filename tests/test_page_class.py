@@ -136,6 +136,9 @@ def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classe
     assert again.session_state[STUDENT_KEY] == StudentLink(teacher.code, me.me)
     assert again.metric[0].value == "1 / 1"
     assert classes.check_code(teacher.code).students == 1
+    again.button(key="live_leave").click().run()
+    assert STUDENT_KEY not in again.session_state and "me" not in again.query_params
+    assert again.button(key="live_join")  # the join form again
 
 
 def test_a_wrong_answer_gets_its_misconception_named(classes):

@@ -318,6 +318,13 @@ def _join() -> None:
         st.session_state["_live_join_problem"] = err
 
 
+def leave_class() -> None:
+    """This device stops following the class (a student's answers stay in the class)."""
+    st.session_state.pop(STUDENT_KEY, None)
+    for name in (JOIN, ME):
+        st.query_params.pop(name, None)
+
+
 def join_form() -> None:
     """Type the code (a join link fills it in), an optional nickname, and Join."""
     st.session_state.setdefault("live_code", "")
