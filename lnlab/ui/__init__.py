@@ -7,7 +7,8 @@ before any page can race another session to import them half-way.
 - `inputs`: widgets that survive bad input (last good value, ranges, grids, presets);
 - `links`: the page's state in the URL;
 - `quiz`: predict, then reveal;
-- `lesson`: draws a lnlab.lessons Lesson, on the page or as slides.
+- `lesson`: draws a lnlab.lessons Lesson, on the page or as slides;
+- `classroom`: a live class, the teacher's panel on a slide and the student's device.
 """
 
 import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring

@@ -42,7 +42,6 @@ from lnlab.ui.inputs import show_error
 TEACHER_KEY = "live_teacher"
 STUDENT_KEY = "live_student"
 POLL_S = 1.5  # both sides see a change within this (plus one round trip)
-CLASS_PAGE = "pages/class.py"
 
 
 def teaching() -> TeacherLink | None:
@@ -58,7 +57,7 @@ def studying() -> StudentLink | None:
 def url_params() -> dict[str, str]:
     """The query parameters every page keeps while this session is a student in a class."""
     me = studying()
-    return {JOIN: me.code, ME: me.me or ""} if me else {}
+    return {JOIN: me.code, ME: me.me} if me else {}
 
 
 def join_url(code: str) -> str:
@@ -125,15 +124,14 @@ def end_class() -> None:
     st.session_state.pop(TEACHER_KEY, None)
 
 
-def join_card(code: str, *, qr: bool = True) -> None:
+def join_card(code: str) -> None:
     """The join code, big; the join link to type; the QR code to scan from the back."""
     link = join_url(code)
     st.html(
         f'<div class="lnlab-join"><span>Join at</span> <b>{html.escape(link)}</b>'
         f'<div class="lnlab-code">{html.escape(display_code(code))}</div></div>'
     )
-    if qr:
-        st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
+    st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
 
 
 def join_line() -> None:
@@ -374,7 +372,11 @@ def student_view() -> None:
         st.info("Waiting for the teacher's first question…", icon=":material/hourglass:")
     else:
         _question(me, posed.question, posed.revealed, mine)
-    st.metric("Your score", f"{right} / {answered}", help="Right answers / questions answered")
+    st.metric(
+        "Your score",
+        f"{right} / {answered}",
+        help="Right answers / answers, over the questions revealed so far",
+    )
 
 
 def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | None) -> None:
