@@ -17,9 +17,10 @@ RIGHT_COLOUR = OKABE_ITO[2]  # bluish green
 WRONG_COLOUR = OKABE_ITO[5]  # vermillion
 
 
-def tally_bars(groups: Sequence[str], counts: Mapping[str, int], answered: int) -> go.Figure:
+def tally_bars(groups: Sequence[str], counts: Mapping[str, int]) -> go.Figure:
     """One horizontal bar per group in `groups` (in that order, top down), its length the
-    number of students whose answer is in it; groups nobody chose show as 0."""
+    number of students whose answer is in it; groups nobody chose show as 0. No title: it
+    stands under "N of M answered", and a slide has no height to spare."""
     names = [group_name(g) for g in groups]
     values = [int(counts.get(g, 0)) for g in groups]
     trace = {
@@ -33,12 +34,17 @@ def tally_bars(groups: Sequence[str], counts: Mapping[str, int], answered: int) 
         "hovertemplate": "%{y}: %{x}<extra></extra>",
     }
     layout = {
-        "title": {"text": f"{answered} answer{'s' if answered != 1 else ''}, by misconception"},
-        "height": 90 + 46 * len(groups),
+        "height": 40 + 42 * len(groups),
         "font": {"size": 16},  # read from the back of the room
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-        "xaxis": {"rangemode": "tozero"} | ({"dtick": 1} if max(values, default=0) <= 10 else {}),
-        "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
+        "margin": {"l": 10, "r": 10, "t": 6, "b": 10},
+        "xaxis": {"rangemode": "tozero", "tickfont": {"size": 14}}
+        | ({"dtick": 1} if max(values, default=0) <= 10 else {}),
+        "yaxis": {
+            "type": "category",
+            "autorange": "reversed",
+            "automargin": True,
+            "tickfont": {"size": 16},
+        },
         "showlegend": False,
     }
     return figure([trace], layout)

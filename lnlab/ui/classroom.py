@@ -202,61 +202,64 @@ def teacher_panel(question: Question, page: str) -> None:
         st.caption("The class cannot answer this question by tapping: it has no options.")
         return
     with st.container(border=True, key="live_panel"):
-        ask_col, counts_col = st.columns([1, 2], gap="medium")
-        ask_col.button(
-            "Ask the class",
-            key=f"live_ask_{live.qid}",
-            icon=":material/campaign:",
-            type="primary",
-            on_click=_teacher_does,
-            args=(me, "pose", live),
-        )
-        if problem := st.session_state.pop("_live_problem", None):
-            with ask_col:
-                show_error(problem)
-        with counts_col:
-            live_counts(me, live.qid)
+        live_counts(me, live)
 
 
 @st.fragment(run_every=POLL_S)
-def live_counts(me: TeacherLink, qid: str | None = None) -> None:
-    """Joined, answered, the answers by misconception, and Reveal: for question `qid`, or
-    (None) whatever question the class has now."""
+def live_counts(me: TeacherLink, asked: LiveQuestion | None = None) -> None:
+    """In a row, Ask the class (for the slide's question `asked`), how many joined and
+    answered, and Reveal; under it, the answers by misconception. Without `asked` (the Class
+    page): the question the class has now."""
     if st.session_state.pop("_live_changed", False):
-        st.rerun(scope="app")
+        st.rerun(scope="app")  # the slide outside this fragment shows what changed
     store = default_store()
     try:
         posed = store.current(me.code)
-        if posed is None or (qid is not None and posed.question.qid != qid):
+        if asked is not None and posed is not None and posed.question.qid != asked.qid:
+            posed = None  # the class is on another slide's question
+        tally = store.tally(me.code, me.secret, posed.question.qid) if posed else None
+    except InputError as err:
+        show_error(err)
+        return
+    row = st.container(horizontal=True, vertical_alignment="center")
+    with row:
+        if asked is not None:
+            st.button(
+                "Ask the class",
+                key=f"live_ask_{asked.qid}",
+                icon=":material/campaign:",
+                type="primary",
+                on_click=_teacher_does,
+                args=(me, "pose", asked),
+            )
+        if problem := st.session_state.pop("_live_problem", None):
+            show_error(problem)
+        if posed is None or tally is None:
             st.caption(
-                "Not asked yet: press Ask the class."
-                if qid is not None
+                "Not asked yet."
+                if asked is not None
                 else "No question asked yet: present a lesson and press Ask the class."
             )
             return
         live = posed.question
-        tally = store.tally(me.code, me.secret, live.qid)
-    except InputError as err:
-        show_error(err)
-        return
-    st.markdown(f"**{tally.answered} of {tally.joined}** students have answered.")
+        st.markdown(f"**{tally.answered} of {tally.joined}** answered")
+        if posed.revealed:
+            st.markdown(
+                f":material/visibility: Revealed: **{plain(', '.join(right_options(live)))}**"
+            )
+        else:
+            st.button(
+                "Reveal",
+                key=f"live_reveal_{live.qid}",
+                icon=":material/visibility:",
+                on_click=_teacher_does,
+                args=(me, "reveal", live.qid),
+            )
     st.plotly_chart(
-        tally_bars(groups(live), tally.by_group, tally.answered),
+        tally_bars(groups(live), tally.by_group),
         key="live_bars",
         config={"displayModeBar": False},
     )
-    if posed.revealed:
-        st.success(
-            f"Revealed: {plain(', '.join(right_options(live)))}.", icon=":material/visibility:"
-        )
-    else:
-        st.button(
-            "Reveal",
-            key=f"live_reveal_{live.qid}",
-            icon=":material/visibility:",
-            on_click=_teacher_does,
-            args=(me, "reveal", live.qid),
-        )
 
 
 def teacher_view() -> bool:

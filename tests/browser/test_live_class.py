@@ -25,6 +25,7 @@ from .conftest import (
     new_app_page,
     wait_for_app,
 )
+from .slides import PROJECTORS, measure
 from .test_phone import PHONE, phone_problems
 
 pytestmark = pytest.mark.browser
@@ -81,7 +82,7 @@ def _join_and_answer(student: Page, link: str, seat: int) -> float:
 
 
 def test_a_live_class(browser: Browser, streamlit_server: StreamlitServer):
-    teacher = new_app_page(browser)
+    teacher = new_app_page(browser, PROJECTORS[0])
     students = [new_app_page(browser, PHONE) for _ in range(STUDENTS)]
     try:
         link = _start_and_present(teacher, streamlit_server)
@@ -97,8 +98,11 @@ def test_a_live_class(browser: Browser, streamlit_server: StreamlitServer):
             expect(student.locator(MAIN)).to_contain_text("Waiting for the reveal")
         teacher.wait_for_function(BARS_SUM_JS, arg=STUDENTS, polling=POLL_MS, timeout=LIVE_MS)
         teacher.screenshot(path=OUTPUT / "live" / "teacher.png")
+        assert not measure(teacher).problems()  # the slide with its panel fits 1024 x 768
         teacher.locator('[class*="st-key-live_reveal_"] button').click()
         expect(panel).to_contain_text("Revealed", timeout=LIVE_MS)
+        assert not measure(teacher).problems()  # and with the result revealed
+        teacher.screenshot(path=OUTPUT / "live" / "teacher-revealed.png")
 
         scores = []
         for seat, student in enumerate(students):
