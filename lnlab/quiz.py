@@ -84,7 +84,8 @@ class Diagnosis:
 
     correct: bool
     group: str
-    message: str
+    message: str  # the headline, then the question's explanation
+    headline: str = ""  # the verdict alone, for slides: "Dividing by D − 1. The answer is 5."
 
 
 GROUP_NAMES: dict[str, str] = {
@@ -112,26 +113,32 @@ def diagnose(question: Question, given: str) -> Diagnosis:
     truth = _shown(question.answer)
     if question.choices:
         if given == question.answer:
-            return Diagnosis(True, RIGHT, f"Right. {question.explanation}")
+            return _diagnosis(question, RIGHT, "Right.")
         match = next((w for w in question.wrong if w.answer == given), None)
     else:
         if not given.strip():
             raise InputError("type a number first")
+        right = _diagnosis(question, RIGHT, f"Right: the answer is {truth}.")
         if given.strip() == truth:  # the option as printed: "NaN" too, which no box parses
-            return Diagnosis(True, RIGHT, f"Right: the answer is {truth}. {question.explanation}")
+            return right
         value = float(parse_vector(given, 1, name="your answer")[0])
         if abs(value - float(question.answer)) <= question.tolerance:  # never for NaN
-            return Diagnosis(True, RIGHT, f"Right: the answer is {truth}. {question.explanation}")
+            return right
         near = [w for w in question.wrong if abs(value - float(w.answer)) <= question.tolerance]
         match = min(near, key=lambda w: abs(value - float(w.answer)), default=None)
     if match is None:
-        return Diagnosis(False, OTHER, f"Not quite: the answer is {truth}. {question.explanation}")
+        return _diagnosis(question, OTHER, f"Not quite: the answer is {truth}.")
     m = MISCONCEPTIONS[match.misconception]
-    return Diagnosis(
-        False,
-        m.key,
-        f"{m.name}: {match.note or m.why} The answer is {truth}. {question.explanation}",
-    )
+    answer = f"The answer is {truth}."
+    lead = f"{m.name}: {match.note or m.why} {answer}"
+    return _diagnosis(question, m.key, f"{m.name}. {answer}", lead)
+
+
+def _diagnosis(question: Question, group: str, headline: str, lead: str = "") -> Diagnosis:
+    """The message is `lead` (for a misconception: its name and note, with the example's
+    numbers), else the headline, then the question's explanation."""
+    message = f"{lead or headline} {question.explanation}".strip()
+    return Diagnosis(group == RIGHT, group, message, headline)
 
 
 def options(question: Question) -> tuple[str, ...]:

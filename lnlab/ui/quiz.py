@@ -60,10 +60,15 @@ def ask(question: Question, *, typed: bool = True) -> bool:
     """A question to answer before the page reveals it; the first try counts for the score.
 
     Questions with options show them as a radio; numeric ones also take a typed number when
-    `typed` (off on slides, where space is short). Returns True once the question has been
+    `typed`. `typed` is off on slides, where space is short: there a checked question gives
+    way to its verdict alone (Diagnosis.headline). Returns True once the question has been
     checked (the page may then reveal the answer).
     """
-    with st.container(border=True):
+    shown: Diagnosis | None = st.session_state.get(DIAGNOSES_KEY, {}).get(question.qid)
+    if shown is not None and not typed:  # on a slide, once checked: the verdict alone
+        _feedback(shown, shown.headline)
+        return True
+    with st.container(border=True, key=f"question_{question.qid}"):
         st.markdown(f"**Predict:** {plain(question.prompt)}")
         key = f"q_{question.qid}"
         if _offers(question):
@@ -75,12 +80,17 @@ def ask(question: Question, *, typed: bool = True) -> bool:
         st.button("Check", key=f"check_{question.qid}", on_click=_mark, args=(question,))
         if problem := st.session_state.pop(f"_q_problem_{question.qid}", None):
             show_error(problem)
-        shown: Diagnosis | None = st.session_state.get(DIAGNOSES_KEY, {}).get(question.qid)
-        if shown is not None and shown.group == RIGHT:
-            st.success(plain(shown.message), icon=":material/check:")
-        elif shown is not None:
-            st.warning(plain(shown.message), icon=":material/lightbulb:")
+        if shown is not None:
+            _feedback(shown, shown.message)
     return shown is not None
+
+
+def _feedback(diagnosis: Diagnosis, text: str) -> None:
+    """Right in green; a wrong answer in amber, led by the misconception it matches."""
+    if diagnosis.group == RIGHT:
+        st.success(plain(text), icon=":material/check:")
+    else:
+        st.warning(plain(text), icon=":material/lightbulb:")
 
 
 def sidebar_score() -> None:

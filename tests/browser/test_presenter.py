@@ -96,3 +96,28 @@ def test_a_link_opens_the_slide_on_screen(page: Page, streamlit_server: Streamli
     page.goto(page.url)  # the link a teacher copies from the address bar
     wait_for_app(page)
     assert _slide_number(page)[0] == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "query"),
+    [("step_through", "step=4"), ("padding", "section=6"), ("transformer", "s=1")],
+)
+def test_a_checked_question_and_its_feedback_fit_the_slide(
+    browser: Browser, streamlit_server: StreamlitServer, name: str, query: str
+):
+    """After a pick on a slide: the feedback and the revealed result fit 1024 x 768 together."""
+    lesson = next(p for p in LESSONS if p.name == name)
+    page = new_app_page(browser, PROJECTORS[0])
+    try:
+        page.goto(streamlit_server.page_url(lesson) + f"?v=1&present=1&q=1&{query}")
+        wait_for_app(page)
+        question = page.locator(f"{MAIN} [class*='st-key-question_']")
+        question.locator("[role='radiogroup'] label").nth(1).click()
+        with expect_rerun(page):
+            question.get_by_role("button", name="Check").click()
+        expect(page.locator(f"{MAIN} [data-testid='stAlert']")).to_have_count(1)
+        page.screenshot(path=OUTPUT / "slides" / f"{name}-checked.png")
+        assert_no_problems(page)
+        assert not measure(page).problems()
+    finally:
+        page.context.close()
