@@ -6,9 +6,9 @@ anonymous id) once it joined. The student's `join` and `me` stay in the URL on e
 `present=1` does), so a reload finds the same student; the teacher's secret never goes into
 the address bar (a projector shows it): the teacher keeps the teacher link instead.
 
-Both sides poll the class store (lnlab.classroom) from fragments that rerun themselves every
-POLL_S seconds: the teacher's counts and the student's current question follow the class
-without anyone clicking.
+Both sides poll the class store (lnlab.classroom) from fragments that rerun themselves
+(TEACHER_POLL_S, STUDENT_POLL_S): the teacher's counts and the student's current question
+follow the class without anyone clicking.
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ from lnlab.ui.inputs import show_error
 
 TEACHER_KEY = "live_teacher"
 STUDENT_KEY = "live_student"
-POLL_S = 1.5  # both sides see a change within this (plus one round trip)
+# how often each side asks the store what changed: the teacher's counts within about a
+# second of a tap, the students' question within a second and a half of Ask or Reveal
+TEACHER_POLL_S = 1.0
+STUDENT_POLL_S = 1.5
 
 
 def teaching() -> TeacherLink | None:
@@ -205,7 +208,7 @@ def teacher_panel(question: Question, page: str) -> None:
         live_counts(me, live)
 
 
-@st.fragment(run_every=POLL_S)
+@st.fragment(run_every=TEACHER_POLL_S)
 def live_counts(me: TeacherLink, asked: LiveQuestion | None = None) -> None:
     """In a row, Ask the class (for the slide's question `asked`), how many joined and
     answered, and Reveal; under it, the answers by misconception. Without `asked` (the Class
@@ -354,7 +357,7 @@ def _answer(me: StudentLink, qid: str, text: str) -> None:
         st.session_state["_live_answer_problem"] = err
 
 
-@st.fragment(run_every=POLL_S)
+@st.fragment(run_every=STUDENT_POLL_S)
 def student_view() -> None:
     """The student's device follows the class: the question asked now, big buttons to answer
     it (once), then the reveal with their own feedback, and their score."""

@@ -3,7 +3,7 @@ context of their own (their own cookies, so their own Streamlit session).
 
 The teacher starts a class on the Class page and presents the step-through lesson; the
 students open the join link, join and answer; the teacher's panel counts them without a click
-(it polls every 1.5 s), the teacher reveals, the students see their feedback, and a reload
+(it polls every second), the teacher reveals, the students see their feedback, and a reload
 keeps a student's score.
 """
 
@@ -31,7 +31,7 @@ from .test_phone import PHONE, phone_problems
 pytestmark = pytest.mark.browser
 
 STUDENTS = 3
-LIVE_MS = 15_000  # a poll is 1.5 s; two shared cores run four browsers and the server
+LIVE_MS = 15_000  # polls are 1 to 1.5 s; two shared cores run four browsers and the server
 PANEL = ".st-key-live_panel"
 FEEDBACK = '[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentWarning"]'
 SCORE = '[data-testid="stMetricValue"]'
