@@ -9,6 +9,7 @@ changes the lesson is seen at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -19,6 +20,7 @@ from lnlab.lessons.model import Lesson, Metric, Section, Table
 from lnlab.links import Field
 from lnlab.numbers import exact, fmt
 from lnlab.plots.common import figure as plain_figure
+from lnlab.ui.classroom import awaiting_reveal, teacher_panel, teaching
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
@@ -114,10 +116,16 @@ def show_section(
     control: Control | None = None,
     quiz: bool = False,
     place: str = "",
+    live: Control | None = None,
+    held: bool = False,
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
     once its question (if any, and if predictions are on) is answered, the worked formulas,
-    numbers and figure. With a figure, text and numbers stand left and the figure right."""
+    numbers and figure. With a figure, text and numbers stand left and the figure right.
+
+    `live` draws a live class's panel under the text (lnlab.ui.classroom); `held` keeps the
+    result off the slide meanwhile (the class is answering the question).
+    """
     slide = presenting()
     st.subheader(f"{number}. {section.title}")
     for callout in section.callouts:
@@ -137,13 +145,20 @@ def show_section(
         revealed = not (quiz and section.question is not None) or ask(
             section.question, typed=not slide
         )
-        if not revealed:
-            if not slide:  # on a slide the question box says as much, in less height
-                st.info("Check your prediction to see this step's result.", icon=":material/lock:")
-            return
-        for latex in section.worked:
-            formula(latex)
-        _numbers(section, slide)
+        if not revealed and not slide:  # on a slide the question box says as much
+            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+        elif revealed and held:
+            st.info(
+                "The class is answering: the result shows after Reveal.", icon=":material/lock:"
+            )
+        elif revealed:
+            for latex in section.worked:
+                formula(latex)
+            _numbers(section, slide)
+        if live is not None:
+            live()
+    if not revealed or held:
+        return
     if fig_col is not None:
         with fig_col:
             chart(fig.plot(), fig.name, fig.caption, key=f"{place or section.key}_{fig.name}")
@@ -216,7 +231,17 @@ def _lesson_fragment(
     for k in shown:
         section = lesson.sections[k]
         control = controls.get(section.key)
-        show_section(section, number=k + 1, control=control, quiz=quiz, place=place)
+        # while this session teaches a live class: the question's panel, the result held
+        teach = section.question is not None and not show_all and teaching() is not None
+        show_section(
+            section,
+            number=k + 1,
+            control=control,
+            quiz=quiz,
+            place=place,
+            live=partial(teacher_panel, section.question, page) if teach else None,
+            held=teach and awaiting_reveal(section.question),
+        )
     share_link(page, fields)
 
 

@@ -8,12 +8,14 @@ import streamlit as st
 from streamlit.runtime import app_session
 from streamlit.runtime.state import query_params
 
+from lnlab.class_links import PARAMS as CLASS_PARAMS
 from lnlab.errors import InputError
 from lnlab.links import Field, decode_link, encode_link, link_state, widget_values
 from lnlab.markdown import plain
+from lnlab.ui.classroom import url_params
 from lnlab.ui.page import PRESENT_KEY, presenting
 
-_NOT_STATE = (PRESENT_KEY,)  # query parameters that belong to the app, not to a page
+_NOT_STATE = (PRESENT_KEY, *CLASS_PARAMS)  # query parameters of the app, not of a page
 # What Streamlit's server does with a longer query string: it drops it (see mark_dropped_links)
 STREAMLIT_MAX_QUERY_CHARS = query_params.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
 STREAMLIT_MAX_QUERY_PARAMS = query_params.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
@@ -111,6 +113,7 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
     params = encode_link(link_state(st.session_state, fields), tuple(f.param for f in fields))
     if presenting():
         params[PRESENT_KEY] = "1"
+    params |= url_params()  # a student's class goes with them from page to page
     mine = repr(sorted((k, v) for k, v in params.items() if k not in _NOT_STATE))
     initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
     current = st.session_state.get(f"_link_{page}")  # what the URL holds now

@@ -8,6 +8,7 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from lnlab import icons
+from lnlab.ui import classroom
 from lnlab.ui.inputs import check_text_sizes
 from lnlab.ui.quiz import sidebar_score
 from lnlab.ui.rerun import pace
@@ -25,6 +26,7 @@ class PageInfo:
     title: str
     icon: str
     blurb: str
+    lesson: bool = True  # a lesson, with slides; False for the Class page
 
 
 PAGES: tuple[PageInfo, ...] = (
@@ -64,6 +66,13 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/model_training:",
         "A tiny Transformer trained with each norm: loss, gradients, Batch Norm's statistics.",
     ),
+    PageInfo(
+        "pages/class.py",
+        "Live class",
+        ":material/groups:",
+        "Start a class with a join code and QR code; students answer on their phones, live.",
+        lesson=False,
+    ),
 )
 
 
@@ -94,9 +103,13 @@ def _presenter_switch() -> None:
     if presenting():
         st.query_params[PRESENT_KEY] = "1"
         st.html(PRESENTER_CSS)
-        st.button(
-            "Exit presenter mode", key="present_exit", on_click=_set_presenting, args=(False,)
-        )
+        bar = st.container(horizontal=True, vertical_alignment="center", key="present_bar")
+        with bar:
+            st.button(
+                "Exit presenter mode", key="present_exit", on_click=_set_presenting, args=(False,)
+            )
+            classroom.presenter_buttons()
+            classroom.join_line()
     elif PRESENT_KEY in st.query_params:
         del st.query_params[PRESENT_KEY]
 
@@ -120,6 +133,8 @@ def page_setup(title: str) -> None:
     except StreamlitPageNotFoundError:
         pass  # a page run on its own (`streamlit run pages/x.py`) has no app to link to
     st.sidebar.divider()
+    classroom.take_link()
+    classroom.keep_in_url()
     _presenter_switch()
     _figure_format_choice()
     sidebar_score()

@@ -18,6 +18,14 @@ BASE_CSS = """
 .lnlab-table td.pad { color: #888; }
 .lnlab-formula p { line-height: 2.4; margin-bottom: 0.2rem; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
+.lnlab-join { text-align: center; font-size: 1.25rem; overflow-wrap: anywhere; }
+.lnlab-code {
+  font: 700 clamp(2.4rem, 11vw, 6rem)/1.15 ui-monospace, monospace; letter-spacing: 0.08em;
+}
+.lnlab-qr-box { display: flex; justify-content: center; }
+.lnlab-qr { width: min(100%, 62vh); height: auto; }
+.st-key-live_options button { min-height: 3.6rem; }
+.st-key-live_options button p { font-size: 1.35rem; }
 </style>
 """
 

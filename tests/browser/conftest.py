@@ -27,6 +27,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench import chromium
 from lnlab import ui
+from lnlab.classroom.store import URL_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output"
@@ -126,6 +127,7 @@ class AppPage:
     name: str  # screenshot name and test id
     path: str  # URL path: "/" for home, else "/<file stem>"
     title: str  # its title in the navigation
+    lesson: bool = False  # a lesson with slides (presenter mode)
 
     @property
     def document_title(self) -> re.Pattern[str]:
@@ -136,7 +138,7 @@ class AppPage:
 HOME = AppPage("home", "/", "Home")
 APP_PAGES: tuple[AppPage, ...] = (
     HOME,
-    *(AppPage(Path(p.path).stem, f"/{Path(p.path).stem}", p.title) for p in ui.PAGES),
+    *(AppPage(Path(p.path).stem, f"/{Path(p.path).stem}", p.title, p.lesson) for p in ui.PAGES),
 )
 
 
@@ -238,8 +240,10 @@ def start_server(log_dir: Path) -> StreamlitServer:
         "--server.fileWatcherType",
         "none",
     ]
+    # the live classes go to a database of this server's own, not the repository's
+    env = os.environ | {URL_ENV: f"sqlite:///{log_dir / f'classes-{port}.db'}"}
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     server = StreamlitServer(process, port, log_path)
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while time.monotonic() < deadline:
