@@ -29,6 +29,7 @@ import asyncio
 import os
 import random
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -167,8 +168,15 @@ class Phase:
     servers: dict[str, int] = field(default_factory=dict)  # students per process
 
     def error(self, err: BaseException) -> None:
-        name = type(err).__name__
-        self.errors[name] = self.errors.get(name, 0) + 1
+        note(self.errors, err)
+
+
+def note(errors: dict[str, int], err: BaseException) -> None:
+    """Count `err` by its kind (an HTTP answer by its status)."""
+    name = type(err).__name__
+    if isinstance(err, InvalidStatus):
+        name = f"HTTP {err.response.status_code}"
+    errors[name] = errors.get(name, 0) + 1
 
 
 def cpu_of(pid: int) -> float:
@@ -265,9 +273,6 @@ async def run_fault(cluster: Cluster, fault: Fault, clicks: int) -> None:
     pauses = [[rng.uniform(*PAUSE_S) for _ in range(clicks)] for _ in students]
     victim = cluster.apps[0]
     killed = asyncio.Event()
-
-    def note(errors: dict[str, int], err: BaseException) -> None:
-        errors[type(err).__name__] = errors.get(type(err).__name__, 0) + 1
 
     async with AsyncExitStack() as stack:
 
@@ -381,6 +386,7 @@ def _cluster(processes: int, run_dir: str) -> Cluster:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the clusters on the way out
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__)
     parser.add_argument("--short", action="store_true", help="30 and 120 students, 3 clicks")
     parser.add_argument("--students", help="comma-separated (30,120,300)")

@@ -15,6 +15,7 @@ database (LNLAB_DATABASE_URL, passed to every process), never a process's memory
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import secrets
 import signal
@@ -35,6 +36,7 @@ RUN_DIR = ROOT / ".cluster"
 HAPROXY = os.environ.get("LNLAB_HAPROXY", "/usr/sbin/haproxy")
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 10.0
+PR_SET_PDEATHSIG = 1  # prctl(2)
 # Passed to every process: headless, no file watcher, no usage statistics, and Streamlit's
 # own defaults for CORS and XSRF kept on. Behind HAProxy the browser sees one origin (HAProxy
 # passes the Host header through), so Tornado's same-origin websocket check holds and neither
@@ -54,6 +56,13 @@ APP_FLAGS = (
     "--server.enableXsrfProtection",
     "true",
 )
+
+
+def _die_with_parent() -> None:
+    """In a child, before exec: on Linux, get SIGTERM when the cluster's process dies (even by
+    SIGKILL), so that no app process or HAProxy outlives it."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -154,7 +163,12 @@ class Cluster:
         command = [sys.executable, "-m", "lnlab.ui.serve", "--server.port", str(app.port)]
         with open(app.log, "ab") as log:
             app.process = subprocess.Popen(
-                [*command, *APP_FLAGS], cwd=ROOT, env=self.env, stdout=log, stderr=log
+                [*command, *APP_FLAGS],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=log,
+                preexec_fn=_die_with_parent,
             )
 
     def _wait_healthy(self, apps: Sequence[App], timeout_s: float = START_TIMEOUT_S) -> None:
@@ -197,7 +211,7 @@ class Cluster:
         if replace is not None:
             command += ["-x", str(self.socket_path), "-sf", str(replace.pid)]
         log = open(self.run_dir / "haproxy.log", "ab")  # noqa: SIM115 (the process keeps it)
-        process = subprocess.Popen(command, stdout=log, stderr=log)
+        process = subprocess.Popen(command, stdout=log, stderr=log, preexec_fn=_die_with_parent)
         log.close()
         deadline = time.monotonic() + 10
         while not (self.socket_path.exists() and healthy(self.url)):
