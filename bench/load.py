@@ -164,6 +164,7 @@ class Phase:
     errors: dict[str, int] = field(default_factory=dict)
     cpu_s: float = 0.0  # app processes, over the lesson and the burst
     proxy_cpu_s: float = 0.0
+    idle_rss_mib: float = 0.0  # one app process, before the first student
     rss_added_mib: float = 0.0  # app processes, with every student connected, over idle
     servers: dict[str, int] = field(default_factory=dict)  # students per process
 
@@ -203,6 +204,7 @@ async def run_phase(cluster: Cluster, phase: Phase) -> None:
     arrivals = sorted(rng.uniform(0, ARRIVAL_S) for _ in students)
     pauses = [[rng.uniform(*PAUSE_S) for _ in range(phase.clicks)] for _ in students]
     idle_rss = sum(rss_of(pid) for pid in app_pids(cluster))
+    phase.idle_rss_mib = idle_rss / phase.processes
     alive: list[Student] = []
     async with AsyncExitStack() as stack:
 
@@ -354,6 +356,7 @@ def phase_row(p: Phase) -> tuple[str, ...]:
         _errors(p.errors),
         f"{p.cpu_s / clicks * 1e3:.1f}" if clicks else "—",
         f"{p.proxy_cpu_s / clicks * 1e3:.2f}" if clicks else "—",
+        f"{p.idle_rss_mib:.0f}",
         f"{p.rss_added_mib / max(1, sum(p.servers.values())):.2f}",
         spread,
     )
@@ -369,6 +372,7 @@ HEADER = (
     "errors",
     "app CPU per click (ms)",
     "HAProxy CPU per click (ms)",
+    "idle RSS per process (MiB)",
     "RSS per student (MiB)",
     "students per process",
 )

@@ -61,8 +61,16 @@ APP_FLAGS = (
 def _die_with_parent() -> None:
     """In a child, before exec: on Linux, get SIGTERM when the cluster's process dies (even by
     SIGKILL), so that no app process or HAProxy outlives it."""
-    if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _popen(command: Sequence[str], **kwargs) -> subprocess.Popen:
+    """Popen that ties the child's life to this process where it can: Linux sends the signal
+    when the *thread* that started the child ends, so only children of the main thread get it
+    (stop() ends the others)."""
+    if sys.platform == "linux" and threading.current_thread() is threading.main_thread():
+        kwargs["preexec_fn"] = _die_with_parent
+    return subprocess.Popen(command, **kwargs)
 
 
 def free_port() -> int:
@@ -162,13 +170,8 @@ class Cluster:
     def _start_app(self, app: App) -> None:
         command = [sys.executable, "-m", "lnlab.ui.serve", "--server.port", str(app.port)]
         with open(app.log, "ab") as log:
-            app.process = subprocess.Popen(
-                [*command, *APP_FLAGS],
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=log,
-                preexec_fn=_die_with_parent,
+            app.process = _popen(
+                [*command, *APP_FLAGS], cwd=ROOT, env=self.env, stdout=log, stderr=log
             )
 
     def _wait_healthy(self, apps: Sequence[App], timeout_s: float = START_TIMEOUT_S) -> None:
@@ -211,15 +214,24 @@ class Cluster:
         if replace is not None:
             command += ["-x", str(self.socket_path), "-sf", str(replace.pid)]
         log = open(self.run_dir / "haproxy.log", "ab")  # noqa: SIM115 (the process keeps it)
-        process = subprocess.Popen(command, stdout=log, stderr=log, preexec_fn=_die_with_parent)
+        process = _popen(command, stdout=log, stderr=log)
         log.close()
         deadline = time.monotonic() + 10
-        while not (self.socket_path.exists() and healthy(self.url)):
+        while not (self._answering(process) and healthy(self.url)):
             if process.poll() is not None or time.monotonic() > deadline:
                 text = (self.run_dir / "haproxy.log").read_text(errors="replace")[-2000:]
                 raise RuntimeError(f"HAProxy did not start:\n{text}")
             time.sleep(0.05)
         return process
+
+    def _answering(self, process: subprocess.Popen) -> bool:
+        """Whether `process` is the HAProxy answering on the runtime socket (after a reload
+        the old one answers until the new one has taken the socket over)."""
+        try:
+            info = haproxy.command(self.socket_path, "show info")
+        except OSError:
+            return False
+        return f"\nPid: {process.pid}\n" in f"\n{info}"
 
     def start(self) -> Cluster:
         """Start every process (in parallel), wait until each is healthy, then HAProxy."""

@@ -15,6 +15,7 @@ import asyncio
 import http.client
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
@@ -105,16 +106,20 @@ def test_graceful_restart_moves_students_with_their_example(cluster, students):
     (a, b), stack, loop = students
     moved = a if a.server == "app2" else b
     old_ws = moved.session.ws
-    cluster.restart_app(2, drain_s=0.5)
-    assert cluster.stats()["app2"].status.startswith("UP")
+    restart = threading.Thread(target=cluster.restart_app, args=(2,), kwargs={"drain_s": 0.5})
+    restart.start()  # drain, take out, stop, start again, put back
 
     async def reconnect() -> None:
-        await _closed(old_ws)  # app2 was stopped under it
+        await _closed(old_ws)  # app2 stopped under it; the browser reconnects at once
         await moved.reconnect(stack)  # checks the example: numbers and section
         await moved.next()
 
-    loop.run_until_complete(reconnect())
+    try:
+        loop.run_until_complete(reconnect())
+    finally:
+        restart.join()
     assert moved.server == "app1"
+    assert cluster.stats()["app2"].status.startswith("UP")
 
 
 def test_proxy_reloads_without_dropping_its_listener(cluster):
@@ -128,8 +133,9 @@ def test_proxy_reloads_without_dropping_its_listener(cluster):
 
 def test_killed_process_students_reconnect_and_others_see_nothing(cluster, students):
     (a, b), stack, loop = students
-    # both students are on app1 now; one moves back to app2 by a fresh visit
+    # both students are on app1 now; a third, pinned to app2 by an earlier visit's cookie
     fresh = Student(cluster.url, 303)
+    fresh.cookie = "SERVERID=app2"
 
     async def arrive() -> None:
         await fresh.connect(stack)
