@@ -84,11 +84,16 @@ class Server:
     url: str
 
     def rss_mib(self) -> float:
-        """Resident memory of the streamlit process (VmRSS)."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmRSS")
+        """Resident memory of the streamlit process."""
+        return rss_of(self.process.pid)
+
+
+def rss_of(pid: int) -> float:
+    """Resident memory of process `pid` (VmRSS), MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
 
 
 def _free_port() -> int:

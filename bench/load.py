@@ -44,10 +44,10 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Subprotocol
 
-from bench.browser import LNLAB, percentile
+from bench.browser import LNLAB, percentile, rss_of
 from bench.clicks import LESSON, _section_number
 from bench.report import record
-from bench.sessions import STREAM, Run, Session, WrongPage
+from bench.sessions import STREAM, Run, Session, WrongPage, cpu_of
 from lnlab import haproxy
 from lnlab.cluster import Cluster, free_port
 
@@ -180,20 +180,6 @@ def note(errors: dict[str, int], err: BaseException) -> None:
     errors[name] = errors.get(name, 0) + 1
 
 
-def cpu_of(pid: int) -> float:
-    """CPU seconds (user + system) process `pid` has used."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    utime, stime = stat.rsplit(")", 1)[1].split()[11:13]
-    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_of(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def app_pids(cluster: Cluster) -> list[int]:
     return [app.process.pid for app in cluster.apps if app.process is not None]
 
@@ -260,6 +246,7 @@ class Fault:
     on_killed: int = 0
     reconnected: int = 0  # and found their example
     reconnect_ms: list[float] = field(default_factory=list)
+    done_before_kill: int = 0  # on the killed process, but through the lesson before it
     killed_errors: dict[str, int] = field(default_factory=dict)
     other_errors: dict[str, int] = field(default_factory=dict)
     other_clicks: int = 0  # answered to the students never on the killed process
@@ -312,6 +299,7 @@ async def run_fault(cluster: Cluster, fault: Fault, clicks: int) -> None:
                 except ERRORS as err:
                     note(fault.killed_errors if mine else fault.other_errors, err)
                     return
+            fault.done_before_kill += mine  # its last click came before the kill
 
         async def kill_halfway() -> None:
             await asyncio.sleep(ARRIVAL_S / 2 + sum(PAUSE_S) / 2 * clicks / 2)
@@ -441,7 +429,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{max(clicks, 4)} clicks each; app1 killed with SIGKILL halfway. "
             f"On app1: {fault.on_killed}; reconnected through HAProxy to the other process "
             f"with their example (same numbers in the URL, same section): {fault.reconnected}; "
-            f"reconnect p50 / p95 / max {_spread(fault.reconnect_ms)} ms; their errors: "
+            f"reconnect p50 / p95 / max {_spread(fault.reconnect_ms)} ms; through the lesson "
+            f"before the kill: {fault.done_before_kill}; their errors: "
             f"{_errors(fault.killed_errors)}. The other students: {fault.other_clicks} clicks "
             "answered, "
             f"errors: {_errors(fault.other_errors)}. HAProxy marked app1 DOWN "
