@@ -84,8 +84,14 @@ class Student:
     def server(self) -> str:
         return self.cookie.partition("=")[2]
 
-    async def connect(self, stack: AsyncExitStack, query_string: str = "") -> Run:
-        """Open the websocket (sending the cookie, keeping a new one) and run the page."""
+    async def connect(self, stack: AsyncExitStack) -> Run:
+        """Open the websocket and run the page, as opening it in a browser does."""
+        await self._open(stack)
+        assert self.session is not None
+        return await self.session.rerun()
+
+    async def _open(self, stack: AsyncExitStack) -> None:
+        """Open the websocket (sending the cookie, keeping a new one): a new session."""
         ws_url = self.url.replace("http://", "ws://", 1) + STREAM
         headers = {"Cookie": self.cookie} if self.cookie else {}
         ws = await stack.enter_async_context(
@@ -103,8 +109,6 @@ class Student:
             if "SERVERID" in cookie:
                 self.cookie = f"SERVERID={cookie['SERVERID'].value}"
         self.session = Session(ws, self.url + LNLAB.path)
-        self.session.query_string = query_string
-        return await self.session.rerun()
 
     async def type_example(self) -> Run:
         """Type "1, 2, 3, 4, k" (checked by Session.edit); the URL holds it afterwards."""
@@ -131,23 +135,33 @@ class Student:
 
     async def reconnect(self, stack: AsyncExitStack) -> None:
         """As the browser does when its websocket drops: connect again (the cookie names the
-        dead process; HAProxy sends the tab to another) and run the page from the URL. The
-        example must survive: the same numbers on the same section."""
-        assert self.session is not None
-        query = self.session.query_string
+        dead process; HAProxy sends the tab to another), run nothing, and on the student's
+        next click send what the browser sends: Next, a rerun of the lesson's fragment, which
+        the new process has never run (lnlab.ui.failover makes it a run of the whole page).
+        The example must survive: the same numbers, section and URL. The click itself is
+        absorbed (the page reopens its link, which names the section), as in Chromium."""
+        old = self.session
+        assert old is not None
         for attempt in range(RECONNECT_TRIES):
             try:
-                run = await self.connect(stack, query)
+                await self._open(stack)
                 break
             except (ConnectionClosed, InvalidStatus, OSError):
                 if attempt == RECONNECT_TRIES - 1:
                     raise
                 await asyncio.sleep(RECONNECT_PAUSE_S)
+        new = self.session
+        new.query_string, new.page_hash = old.query_string, old.page_hash
+        new.widgets, new.fragments = dict(old.widgets), dict(old.fragments)
+        key = LESSON.next if self.at < LESSON.count else LESSON.prev
+        run = await new.rerun(
+            [WidgetState(id=old.widgets[key].id, trigger_value=True)], old.fragments.get(key, "")
+        )
         if _section_number(run) != self.at:
             raise WrongPage(f"reconnected on section {_section_number(run)}, not {self.at}")
-        if self.session.query_string != query:
-            raise WrongPage(f"the URL changed on reconnecting: {self.session.query_string}")
-        typed = self.session.widgets[LNLAB.text_key].value
+        if new.query_string != old.query_string:
+            raise WrongPage(f"the URL changed on reconnecting: {new.query_string}")
+        typed = new.widgets[LNLAB.text_key].value
         if typed != f"1, 2, 3, 4, {self.k}":
             raise WrongPage(f"reconnected with {typed!r} in the text box, not the example")
 

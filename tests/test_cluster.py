@@ -47,11 +47,30 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
         yield running
 
 
+class Loop:
+    """An event loop in its own thread: the students' websockets stay open on it between the
+    tests, and it runs beside Playwright's sync API, whose loop holds the main thread when the
+    browser tests run in the same session."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run_until_complete(self, coro, timeout_s: float = 120.0):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
 @pytest.fixture(scope="module")
-def students(cluster) -> Iterator[tuple[list[Student], asyncio.AbstractEventLoop]]:
+def students(cluster) -> Iterator[tuple[list[Student], AsyncExitStack, Loop]]:
     """Two students, each with their own example, connected through the proxy (kept open
-    between the tests on one event loop)."""
-    loop = asyncio.new_event_loop()
+    between the tests)."""
+    loop = Loop()
     stack = AsyncExitStack()
     pair = [Student(cluster.url, 101), Student(cluster.url, 202)]
 
@@ -92,7 +111,7 @@ def test_each_student_is_pinned_to_one_process_and_both_serve(cluster, students)
     async def again() -> None:
         for s in (a, b):
             cookie = s.cookie
-            await s.reconnect(stack)  # a second tab: same cookie, same process, same example
+            await s.reconnect(stack)  # reconnects: same cookie, same process, same example
             assert s.cookie == cookie
             await s.next()
 

@@ -29,7 +29,10 @@ def main(argv: list[str]) -> int:
     """Warm, then run `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
+    from lnlab.ui import failover
+
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
+    failover.install()  # a visitor moved here from another process: its first click works
     sys.argv = ["streamlit", "run", "app.py", *argv]
     return cli.main()
 
