@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -28,6 +26,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from bench import chromium
 from bench.report import record
+from lnlab.cluster import free_port, healthy
 from lnlab.numbers import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,25 +83,16 @@ class Server:
     url: str
 
     def rss_mib(self) -> float:
-        """Resident memory of the streamlit process (VmRSS)."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmRSS")
+        """Resident memory of the streamlit process."""
+        return rss_of(self.process.pid)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-            return reply.read().decode().strip() == "ok"
-    except OSError:
-        return False
+def rss_of(pid: int) -> float:
+    """Resident memory of process `pid` (VmRSS), MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
 
 
 def run_command(script: str, launcher: bool = True) -> list[str]:
@@ -123,7 +113,7 @@ async def serve(
 ) -> AsyncIterator[Server]:
     """Serve the target from checkout `root` on a free port until healthy (see run_command),
     with Streamlit's command-line `options` ("--runner.fastReruns", "true"); stopped on exit."""
-    port = _free_port()
+    port = free_port()
     command = [*run_command(target.script, launcher), *options]
     command += ["--server.port", str(port), "--server.headless", "true"]
     command += ["--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
@@ -132,7 +122,7 @@ async def serve(
         server = Server(process, f"http://127.0.0.1:{port}")
         try:
             deadline = time.monotonic() + SERVER_START_S
-            while not await asyncio.to_thread(_healthy, server.url):
+            while not await asyncio.to_thread(healthy, server.url):
                 if process.poll() is not None or time.monotonic() > deadline:
                     log.seek(0)
                     tail = log.read().decode(errors="replace")[-2000:]

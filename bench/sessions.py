@@ -162,11 +162,16 @@ class Session:
         return run
 
 
-def cpu_s(server: Server) -> float:
-    """CPU seconds (user and system, every thread) the streamlit process has used so far."""
-    stat = Path(f"/proc/{server.process.pid}/stat").read_text()
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user and system, every thread) process `pid` has used so far."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
     utime, stime = stat.rsplit(")", 1)[1].split()[11:13]
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(server: Server) -> float:
+    """CPU seconds the streamlit process has used so far."""
+    return cpu_of(server.process.pid)
 
 
 async def page_session(

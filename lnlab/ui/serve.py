@@ -78,11 +78,13 @@ def main(argv: list[str]) -> int:
     `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
+    from lnlab.ui import failover
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
     return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
+    failover.install()  # a visitor moved here from another process: its first click works
     sys.argv = ["streamlit", "run", "app.py", *argv]
     return cli.main()
 

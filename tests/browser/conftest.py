@@ -10,12 +10,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +25,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from bench import chromium
 from lnlab import ui
 from lnlab.classroom.store import URL_ENV
+from lnlab.cluster import free_port, healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output"
@@ -170,13 +168,6 @@ def launch_options() -> dict:
 # --- The Streamlit server -------------------------------------------------------------------
 
 
-def free_port() -> int:
-    """A port nobody listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class StreamlitServer:
     """A server of the app (`python -m lnlab.ui.serve`) and where it listens."""
@@ -213,14 +204,6 @@ class StreamlitServer:
                 self.process.wait(timeout=10)
 
 
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200 and response.read().strip() == b"ok"
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
 def start_server(log_dir: Path) -> StreamlitServer:
     """Start the app on a free port and return once its health endpoint answers "ok"."""
     port = free_port()
@@ -249,7 +232,7 @@ def start_server(log_dir: Path) -> StreamlitServer:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"streamlit exited with {process.returncode}:\n{server.log_tail()}")
-        if _healthy(server.url):
+        if healthy(server.url):
             return server
         time.sleep(0.1)  # polling interval of a bounded loop, not a wait for readiness
     server.stop()
