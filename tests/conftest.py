@@ -1,8 +1,22 @@
 """Shared test settings, and the class store's databases (`db_url`: SQLite, then PostgreSQL)."""
 
+import sys
+
+import pytest
 from db import db_url, postgres_url  # noqa: F401 (fixtures, for any test that asks for them)
 from hypothesis import settings
 
 # Timings never decide a test here: the machines are shared and noisy, so no deadlines.
 settings.register_profile("lnlab", deadline=None)
 settings.load_profile("lnlab")
+
+_PYTEST_MAIN = sys.modules["__main__"]
+
+
+@pytest.fixture(autouse=True)
+def _pytest_main():
+    """Give each test pytest's own `__main__`. AppTest runs a page as `sys.modules["__main__"]`
+    (as Streamlit's server does) and leaves it there, and a process a later test starts with
+    "spawn" would re-run that page's temporary file and die."""
+    sys.modules["__main__"] = _PYTEST_MAIN
+    yield
