@@ -496,8 +496,9 @@ def test_counts_csv(posed) -> None:
     for option in ("5", "5", "20"):
         store.answer(code, store.join(code), "q1", option)
     rows = list(csv.reader(io.StringIO(store.counts_csv(code, secret))))
-    assert rows[0] == ["question", "prompt", "group", "count"]
-    counts = {row[2]: int(row[3]) for row in rows[1:]}
+    assert rows[0] == ["question", "prompt", "group", "answer", "count"]
+    counts = {row[2]: int(row[4]) for row in rows[1:]}
+    assert {row[2]: row[3] for row in rows[1:]}["right"] == "Right"
     assert counts == {"right": 2, "divide-by-d-minus-1": 0, "forgot-to-divide": 1, "other": 0}
     assert {row[1] for row in rows[1:]} == {question().prompt}
 

@@ -176,7 +176,7 @@ def test_the_teacher_page_counts_reveals_and_downloads(classes, monkeypatch):
     at.button(key=f"live_reveal_{live.qid}").click().run()
     assert classes.current(teacher.code).revealed
     csv = downloaded(at, "live_counts_csv", files)
-    assert csv.splitlines()[0] == "question,prompt,group,count"
+    assert csv.splitlines()[0] == "question,prompt,group,answer,count"
     assert len(csv.splitlines()) == 1 + len(live.options)
 
 

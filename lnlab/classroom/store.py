@@ -36,6 +36,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from lnlab.classroom.live import LiveQuestion
 from lnlab.errors import InputError
+from lnlab.quiz import group_name
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"  # no 0 O 1 I L U: easy to read off a projector
 CODE_LENGTH = 9  # 9 * log2(30) = 44.2 bits
@@ -511,7 +512,8 @@ class ClassStore:
             return list(names)
 
     def counts_csv(self, code: str, teacher_secret: str) -> str:
-        """One row per question and group: question, prompt, group, count (in posing order)."""
+        """One row per question and group, in posing order: question, prompt, group (its key),
+        answer (the group's name: "Right", the misconception's name, "Something else"), count."""
         with self._read() as conn:
             row = self._teacher(conn, code, teacher_secret, "download the answers")
             posed = conn.execute(
@@ -527,11 +529,12 @@ class ClassStore:
         by_question = {(qid, grp): n for qid, grp, n in counts}
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["question", "prompt", "group", "count"])
+        writer.writerow(["question", "prompt", "group", "answer", "count"])
         for qid, body in posed:
             question = _question_from(body)
             for group in question.groups:
-                writer.writerow([qid, question.prompt, group, by_question.get((qid, group), 0)])
+                count = by_question.get((qid, group), 0)
+                writer.writerow([qid, question.prompt, group, group_name(group), count])
         return out.getvalue()
 
     # --- the students --------------------------------------------------------------------------
