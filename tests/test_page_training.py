@@ -1,6 +1,7 @@
 """AppTest of pages/training.py: the defaults, every setting, bad links and crafted values
 (a notice, never a traceback), the cap, a tiny run trained from the Train button through the
-worker process, every slide with its numbers, and the script download. About 40 s."""
+worker process, every slide with its numbers, predictions on its questions, and the script
+download. About 40 s."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
 
 from lnlab.lessons import training as slides
+from lnlab.markdown import plain
+from lnlab.misconceptions import MISCONCEPTIONS
+from lnlab.quiz import RIGHT, Question, diagnose, options
 from lnlab.training.config import TrainConfig
 from lnlab.training.worker import LAB
 
 PAGE = "pages/training.py"
 TINY_LINK = {"var": "pre,bn", "layers": "1", "steps": "20", "seed": "7"}
 TIMEOUT = 180  # torch, and the worker process's start on a shared machine
+LOCKED = "Check your prediction to see this step's result."
 
 
 def _open(query: dict | None = None) -> AppTest:
@@ -119,3 +124,31 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     assert "varies by" in seen[5]
     assert "Largest gap" in seen[6]
     assert "def train_variant" in downloaded(at, "tr_script", files)
+
+    at.toggle(key="tr_quiz").set_value(True).run()
+    assert str(at.query_params["q"]) == "1"
+    lesson = slides.slides(config, result)
+    for k, misconception, finding in (
+        (3, "post_ln_uniform", "with one block"),
+        (6, "running_is_batch", "Largest gap"),
+    ):
+        at.session_state["tr_slide"] = k
+        at.run()
+        _predict(at, lesson.sections[k].question, misconception, finding)
+
+
+def _predict(at: AppTest, question: Question, misconception: str, finding: str) -> None:
+    """Locked until checked; the misconception's option is named; the right one is marked
+    right and the slide's finding shows."""
+    assert LOCKED in _text(at) and finding not in _text(at)
+    group = {diagnose(question, o).group: o for o in options(question)}
+    for option, kind, start in (
+        (group[misconception], "warning", plain(MISCONCEPTIONS[misconception].name)),
+        (group[RIGHT], "success", "Right"),
+    ):
+        at.radio(key=f"q_{question.qid}").set_value(option)
+        at.button(key=f"check_{question.qid}").click().run()
+        assert not at.exception
+        assert getattr(at, kind)[-1].value.startswith(start)
+    assert LOCKED not in _text(at) and finding in _text(at)
+    assert at.session_state["quiz_marks"][question.qid] is False  # the first try counts
