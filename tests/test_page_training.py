@@ -84,6 +84,7 @@ def test_every_setting_goes_into_the_link() -> None:
     at.toggle(key="tr_warmup").set_value(True).run()
     at.number_input(key="tr_steps").set_value(40).run()
     at.number_input(key="tr_seed").set_value(5).run()
+    at.toggle(key="tr_quiz").set_value(True).run()
     assert not at.exception
     link = {k: str(at.query_params[k]) for k in at.query_params}
     assert link | {"s": "1"} == {
@@ -96,6 +97,7 @@ def test_every_setting_goes_into_the_link() -> None:
         "steps": "40",
         "seed": "5",
         "s": "1",
+        "q": "1",
     }
 
 
