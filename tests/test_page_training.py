@@ -1,20 +1,24 @@
 """AppTest of pages/training.py: the defaults, every setting, bad links and crafted values
 (a notice, never a traceback), the cap, a tiny run trained from the Train button through the
-worker process, every slide with its numbers, predictions on its questions, and the script
-download. About 40 s."""
+worker process, every slide with its numbers, predictions on its questions, a live class
+asked one, and the script download. About 40 s."""
 
 from __future__ import annotations
 
 import pytest
 from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
+from test_page_class import classes  # noqa: F401 (the class store, a fresh SQLite file)
 
+from lnlab.class_links import TeacherLink
+from lnlab.classroom import store
 from lnlab.lessons import training as slides
 from lnlab.markdown import plain
 from lnlab.misconceptions import MISCONCEPTIONS
 from lnlab.quiz import RIGHT, Question, diagnose, options
 from lnlab.training.config import TrainConfig
 from lnlab.training.worker import LAB
+from lnlab.ui.classroom import TEACHER_KEY
 
 PAGE = "pages/training.py"
 TINY_LINK = {"var": "pre,bn", "layers": "1", "steps": "20", "seed": "7"}
@@ -101,6 +105,7 @@ def test_every_setting_goes_into_the_link() -> None:
     }
 
 
+@pytest.mark.usefixtures("classes")
 def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     files = record_downloads(monkeypatch)
     at = _open(TINY_LINK)
@@ -137,6 +142,18 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
         at.session_state["tr_slide"] = k
         at.run()
         _predict(at, lesson.sections[k].question, misconception, finding)
+
+    # the teacher of a live class asks the slide's question; the result waits for Reveal
+    new = store.default_store().open_class()
+    at.session_state[TEACHER_KEY] = TeacherLink(new.code, new.teacher_secret)
+    at.run()
+    question = lesson.sections[6].question
+    at.button(key=f"live_ask_{question.qid}").click().run()
+    posed = store.default_store().current(new.code)
+    assert posed is not None and posed.question.qid == question.qid
+    assert posed.question.page == "training"
+    assert [o.text for o in posed.question.options] == list(options(question))
+    assert "The class is answering" in _text(at) and "Largest gap" not in _text(at)
 
 
 def _predict(at: AppTest, question: Question, misconception: str, finding: str) -> None:
