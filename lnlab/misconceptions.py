@@ -9,7 +9,15 @@ option and, when a student picks it, name the mistake. All in float64 numpy:
 * eps_outside    std = sqrt(var) + eps instead of sqrt(var + eps);
 * across_batch   one feature's statistics over the batch's rows instead of one token's features;
 * pad_as_tokens  a mean over every row, PAD rows included, instead of the real rows only;
-* gamma_beta_swap  y = beta * x_hat + gamma instead of gamma * x_hat + beta.
+* gamma_beta_swap  y = beta * x_hat + gamma instead of gamma * x_hat + beta;
+
+and, for the training lab (lnlab.lessons.training), beliefs about training whose wrong answer
+is read off the run's own numbers (the question computes it):
+
+* post_ln_uniform     post-LN's gradients at initialisation the same in every block;
+* placement_irrelevant  post-LN and pre-LN give the same gradients (the norm's place is a detail);
+* bn_ignores_padding  naive Batch Norm's statistics unmoved by padding, as attention's are;
+* running_is_batch    evaluation mode normalises with the batch's own statistics.
 
 A value that is undefined for the numbers (D - 1 = 0 with one feature) is NaN; questions drop
 wrong answers that are not finite.
@@ -65,6 +73,33 @@ MISCONCEPTIONS: dict[str, Misconception] = {
             "gamma_beta_swap",
             "Mixing up gamma and beta",
             "γ scales and β shifts: y = γ x̂ + β.",
+        ),
+        Misconception(
+            "post_ln_uniform",
+            "Post-LN's gradients are uniform across depth",
+            "Normalising every block's output does not even out the gradients: at "
+            "initialisation post-LN's are largest in the blocks next to the output (Xiong et "
+            "al. 2020), and the more blocks, the more so.",
+        ),
+        Misconception(
+            "placement_irrelevant",
+            "Where the norm sits does not matter",
+            "Post-LN normalises the residual stream after each addition; pre-LN normalises "
+            "only each branch's input and leaves the stream alone, so their gradients differ.",
+        ),
+        Misconception(
+            "bn_ignores_padding",
+            "Batch Norm's statistics ignore padding",
+            "Attention and the loss skip PAD positions, but naive Batch Norm averages every "
+            "position of the batch, PAD zeros included, so each batch's share of padding moves "
+            "its statistics.",
+        ),
+        Misconception(
+            "running_is_batch",
+            "Evaluation uses the batch's own statistics",
+            "In evaluation mode Batch Norm divides by running averages of past batches' "
+            "statistics, not the batch's own, so its loss differs from training mode; Layer "
+            "Norm has no running statistics.",
         ),
     )
 }

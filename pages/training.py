@@ -35,6 +35,7 @@ DEFAULTS = {
     "tr_steps": DEFAULT.steps,
     "tr_seed": DEFAULT.seed,
     "tr_slide": 0,
+    "tr_quiz": False,
 }
 PERCENTS = tuple(str(round(100 * p)) for p in cfg.PADDINGS)
 FIELDS = (
@@ -61,6 +62,7 @@ FIELDS = (
     Field(Param("steps", "int", lo=cfg.MIN_STEPS, hi=cfg.MAX_STEPS), "tr_steps"),
     Field(Param("seed", "int", lo=0, hi=cfg.MAX_SEED), "tr_seed"),
     Field(Param("s", "int", lo=1, hi=7), "tr_slide", lambda s: s - 1, lambda i: i + 1),
+    Field(Param("q", "bool"), "tr_quiz"),
 )
 
 ss = st.session_state
@@ -197,6 +199,7 @@ _init_state()
 if not ui.presenting():
     st.title(slides.TITLE)
     st.markdown(slides.INTRO)
+    ui.predict_toggle("tr_quiz")
 if ss.pop("tr_train", False):
     try:
         train(_config())
@@ -208,5 +211,6 @@ ui.lesson_view(
     slide_key="tr_slide",
     fields=FIELDS,
     controls={slides.SETUP: _settings},
+    quiz_key="tr_quiz",
     after=_exports,
 )

@@ -1,20 +1,29 @@
 """AppTest of pages/training.py: the defaults, every setting, bad links and crafted values
 (a notice, never a traceback), the cap, a tiny run trained from the Train button through the
-worker process, every slide with its numbers, and the script download. About 40 s."""
+worker process, every slide with its numbers, predictions on its questions, a live class
+asked one, and the script download. About 40 s."""
 
 from __future__ import annotations
 
 import pytest
 from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
+from test_page_class import classes  # noqa: F401 (the class store, a fresh SQLite file)
 
+from lnlab.class_links import TeacherLink
+from lnlab.classroom import store
 from lnlab.lessons import training as slides
+from lnlab.markdown import plain
+from lnlab.misconceptions import MISCONCEPTIONS
+from lnlab.quiz import RIGHT, Question, diagnose, options
 from lnlab.training.config import TrainConfig
 from lnlab.training.worker import LAB
+from lnlab.ui.classroom import TEACHER_KEY
 
 PAGE = "pages/training.py"
 TINY_LINK = {"var": "pre,bn", "layers": "1", "steps": "20", "seed": "7"}
 TIMEOUT = 180  # torch, and the worker process's start on a shared machine
+LOCKED = "Check your prediction to see this step's result."
 
 
 def _open(query: dict | None = None) -> AppTest:
@@ -79,6 +88,7 @@ def test_every_setting_goes_into_the_link() -> None:
     at.toggle(key="tr_warmup").set_value(True).run()
     at.number_input(key="tr_steps").set_value(40).run()
     at.number_input(key="tr_seed").set_value(5).run()
+    at.toggle(key="tr_quiz").set_value(True).run()
     assert not at.exception
     link = {k: str(at.query_params[k]) for k in at.query_params}
     assert link | {"s": "1"} == {
@@ -91,9 +101,11 @@ def test_every_setting_goes_into_the_link() -> None:
         "steps": "40",
         "seed": "5",
         "s": "1",
+        "q": "1",
     }
 
 
+@pytest.mark.usefixtures("classes")
 def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     files = record_downloads(monkeypatch)
     at = _open(TINY_LINK)
@@ -119,3 +131,43 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     assert "varies by" in seen[5]
     assert "Largest gap" in seen[6]
     assert "def train_variant" in downloaded(at, "tr_script", files)
+
+    at.toggle(key="tr_quiz").set_value(True).run()
+    assert str(at.query_params["q"]) == "1"
+    lesson = slides.slides(config, result)
+    for k, misconception, finding in (
+        (3, "post_ln_uniform", "with one block"),
+        (6, "running_is_batch", "Largest gap"),
+    ):
+        at.session_state["tr_slide"] = k
+        at.run()
+        _predict(at, lesson.sections[k].question, misconception, finding)
+
+    # the teacher of a live class asks the slide's question; the result waits for Reveal
+    new = store.default_store().open_class()
+    at.session_state[TEACHER_KEY] = TeacherLink(new.code, new.teacher_secret)
+    at.run()
+    question = lesson.sections[6].question
+    at.button(key=f"live_ask_{question.qid}").click().run()
+    posed = store.default_store().current(new.code)
+    assert posed is not None and posed.question.qid == question.qid
+    assert posed.question.page == "training"
+    assert [o.text for o in posed.question.options] == list(options(question))
+    assert "The class is answering" in _text(at) and "Largest gap" not in _text(at)
+
+
+def _predict(at: AppTest, question: Question, misconception: str, finding: str) -> None:
+    """Locked until checked; the misconception's option is named; the right one is marked
+    right and the slide's finding shows."""
+    assert LOCKED in _text(at) and finding not in _text(at)
+    group = {diagnose(question, o).group: o for o in options(question)}
+    for option, kind, start in (
+        (group[misconception], "warning", plain(MISCONCEPTIONS[misconception].name)),
+        (group[RIGHT], "success", "Right"),
+    ):
+        at.radio(key=f"q_{question.qid}").set_value(option)
+        at.button(key=f"check_{question.qid}").click().run()
+        assert not at.exception
+        assert getattr(at, kind)[-1].value.startswith(start)
+    assert LOCKED not in _text(at) and finding in _text(at)
+    assert at.session_state["quiz_marks"][question.qid] is False  # the first try counts

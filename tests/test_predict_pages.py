@@ -53,7 +53,9 @@ def test_wrong_options_name_their_misconception_and_checking_reveals(page, query
     assert list(at.session_state["quiz_marks"].values()) == [radio.options[0] == right[0]]
 
 
-@pytest.mark.parametrize("page", ["pages/transformer.py", "pages/conventions.py", "pages/gpu.py"])
+@pytest.mark.parametrize(
+    "page", ["pages/transformer.py", "pages/conventions.py", "pages/gpu.py", "pages/training.py"]
+)
 def test_the_toggle_is_off_by_default_and_nothing_is_asked(page):
     at = page_test(page, timeout=120).run()
     assert any(t.label == TOGGLE_LABEL and not t.value for t in at.toggle)

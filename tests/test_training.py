@@ -7,6 +7,7 @@ About 35 s on one free core: the trained runs are shared by module-scoped fixtur
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -21,7 +22,24 @@ from helpers import benchmark_slot_held, needs_cuda, validated
 from lnlab import worker
 from lnlab.benchmark import _cpu_threads
 from lnlab.errors import BusyError, InputError
-from lnlab.lessons.training import slides
+from lnlab.lessons.training import (
+    BATCH,
+    DEPTH,
+    GAP,
+    GRADS,
+    NO_GAP,
+    SAME,
+    batch_question,
+    depth_question,
+    gap_question,
+    grads_question,
+    label,
+    slides,
+)
+from lnlab.live_class import live_question
+from lnlab.misconceptions import MISCONCEPTIONS
+from lnlab.numbers import fmt
+from lnlab.quiz import RIGHT, Question, diagnose, options
 from lnlab.training import data, norms
 from lnlab.training.config import MAX_WORK, TrainConfig
 from lnlab.training.run import LabResult, depth_grads, final_loss, fluctuation, run_lab
@@ -316,6 +334,113 @@ def test_the_script_reproduces_the_run(tmp_path, tiny_lab) -> None:
     printed = [json.loads(line) for line in out.stdout.splitlines()]
     assert [p["variant"] for p in printed] == ["post", "pre"]
     assert [p["final_loss"] for p in printed] == [r.losses[-1] for r in tiny_lab.runs]
+
+
+# ---------------------------------------------------------------- predict before you see
+
+
+def _wrongs(q: Question) -> dict[str, float | str]:
+    return {w.misconception: w.answer for w in q.wrong}
+
+
+def _asked_live(q: Question) -> None:
+    """Every option names its group, each wrong one its misconception, and a class can
+    answer it by tapping (two options at least)."""
+    groups = {o: diagnose(q, o).group for o in options(q)}
+    assert list(groups.values()).count(RIGHT) == 1
+    for w in q.wrong:
+        shown = w.answer if isinstance(w.answer, str) else fmt(w.answer)
+        assert groups[shown] == w.misconception
+        assert diagnose(q, shown).message.startswith(MISCONCEPTIONS[w.misconception].name)
+    live = live_question(q, "training")
+    assert live is not None and len(live.options) >= 2
+
+
+def test_the_gradient_question_reads_the_run(tiny_lab) -> None:
+    """Post-LN's last-block norm; wrong: pre-LN's (placement), and with more blocks post-LN's
+    block 1 (uniform across depth). 3 blocks: the same seed's gradients at depth 3."""
+    post, pre = tiny_lab.run("post"), tiny_lab.run("pre")
+    q = grads_question(tiny_lab)
+    assert q.answer == post.grad_norms[-1]
+    assert _wrongs(q) == {"placement_irrelevant": pre.grad_norms[-1]}  # one block: no block 1
+    _asked_live(q)
+    deep = {v: tiny_lab.depth_grads[v][2] for v in ("post", "pre")}
+    three = dataclasses.replace(
+        tiny_lab,
+        config=dataclasses.replace(TINY, layers=3),
+        runs=tuple(dataclasses.replace(r, grad_norms=deep[r.variant]) for r in tiny_lab.runs),
+    )
+    q3 = grads_question(three)
+    assert q3.answer == deep["post"][2] and q3.qid != q.qid
+    assert _wrongs(q3) == {
+        "placement_irrelevant": deep["pre"][2],
+        "post_ln_uniform": deep["post"][0],
+    }
+    _asked_live(q3)
+    assert grads_question(dataclasses.replace(tiny_lab, runs=tiny_lab.runs[1:])) is None
+
+
+def test_the_depth_question_reads_the_run(tiny_lab) -> None:
+    """Post over pre, last block, 8 blocks; wrong: 1 (placement), the one-block ratio."""
+    post, pre = tiny_lab.depth_grads["post"], tiny_lab.depth_grads["pre"]
+    q = depth_question(tiny_lab)
+    assert q.answer == post[-1][-1] / pre[-1][-1]
+    assert _wrongs(q) == {"placement_irrelevant": 1.0, "post_ln_uniform": post[0][-1] / pre[0][-1]}
+    assert fmt(q.answer) not in q.prompt
+    _asked_live(q)
+
+
+@pytest.fixture(scope="module")
+def batch_lab(tiny_lab, batch_norms) -> LabResult:
+    """The tiny run with naive and masked Batch Norm's 50% padding runs in its place."""
+    return dataclasses.replace(
+        tiny_lab,
+        config=dataclasses.replace(TINY, variants=("bn", "mbn")),
+        runs=(batch_norms["bn", 0.5], batch_norms["mbn", 0.5]),
+    )
+
+
+def test_the_batch_norm_question_reads_the_run(batch_lab, batch_norms) -> None:
+    """Naive Batch Norm's variance varies more (measured: 10.2% against 4.1%); wrong: "the
+    same" (Batch Norm ignores padding). Without padding the two are equal: "the same" is right,
+    and no misconception is left to offer."""
+    q = batch_question(batch_lab)
+    assert q.answer == label("bn") and _wrongs(q) == {"bn_ignores_padding": SAME}
+    naive, masked = batch_lab.runs
+    for run in (naive, masked):
+        assert f"{100 * fluctuation(run.bn_var):.1f}%" in q.explanation
+    _asked_live(q)
+    unpadded = (batch_norms["bn", 0.0], batch_norms["mbn", 0.0])
+    q0 = batch_question(dataclasses.replace(batch_lab, runs=unpadded))
+    assert q0.answer == SAME and not q0.wrong and len(options(q0)) == 3
+    assert batch_question(dataclasses.replace(batch_lab, runs=(naive,))) is None
+
+
+def test_the_gap_question_reads_the_run(batch_lab, tiny_lab) -> None:
+    """Naive Batch Norm's gap is the larger (measured: -0.0097 against +0.0045); wrong: no gap
+    (evaluation uses the batch's own statistics). Layer Norm alone: no gap is right."""
+    q = gap_question(batch_lab)
+    assert q.answer == label("bn") and _wrongs(q) == {"running_is_batch": NO_GAP}
+    assert q.choices == (label("bn"), label("mbn"), NO_GAP)
+    _asked_live(q)
+    q_ln = gap_question(tiny_lab)
+    assert q_ln.answer == NO_GAP and not q_ln.wrong and len(options(q_ln)) == 3
+
+
+def test_questions_ask_before_the_result(tiny_lab, batch_lab) -> None:
+    """The slides with a question keep their result (the finding) until it is answered: the
+    explanation and the question shown first do not hold the answer."""
+    for config, result in ((TINY, tiny_lab), (batch_lab.config, batch_lab)):
+        lesson = slides(config, result)
+        asked = [s for s in lesson.sections if s.question is not None]
+        assert asked and all(s.finding for s in asked)
+        for s in asked:
+            answer = s.question.answer
+            if not isinstance(answer, str):
+                assert fmt(answer) not in s.explanation + s.question.prompt
+    keys = lambda r, c: [s.key for s in slides(c, r).sections if s.question]  # noqa: E731
+    assert keys(tiny_lab, TINY) == [GRADS, DEPTH, GAP]
+    assert keys(batch_lab, batch_lab.config) == [DEPTH, BATCH, GAP]
 
 
 @needs_cuda

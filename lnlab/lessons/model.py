@@ -1,12 +1,13 @@
 """The lesson model: a lesson is an ordered list of sections, and each section is one slide.
 
 A section holds what a slide shows, in reading order: its explanation, its formulas (LaTeX,
-one per line), the worked formulas with the example's numbers, its numbers (metrics and
-tables), its figure, and an optional question that must be answered before the worked
-formulas, the numbers and the figure are revealed. Pages build a `Lesson` from
-their inputs with plain functions (lnlab.lessons.*); lnlab.ui draws any lesson, on the page
-or as slides in presenter mode. Parts marked `on_slide=False` are details for a student
-exploring alone; presenter mode leaves them out so that every slide fits one screen.
+one per line), its finding (the result in words), the worked formulas with the example's
+numbers, its numbers (metrics and tables), its figure, and an optional question that must be
+answered before the finding, the worked formulas, the numbers and the figure are revealed.
+Pages build a `Lesson` from their inputs with plain functions (lnlab.lessons.*); lnlab.ui
+draws any lesson, on the page or as slides in presenter mode. Parts marked `on_slide=False`
+are details for a student exploring alone; presenter mode leaves them out so that every
+slide fits one screen.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class Section:
     key: str  # stable: links name the slide by its position, tests by its key
     title: str
     explanation: str = ""  # Markdown
+    finding: str = ""  # Markdown with the example's result: shown with the numbers
     formulas: tuple[str, ...] = ()  # LaTeX, one line each, always shown
     worked: tuple[str, ...] = ()  # LaTeX with the example's numbers: shown with the numbers
     numbers: tuple[Metric | Table, ...] = ()

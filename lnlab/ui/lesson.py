@@ -120,8 +120,8 @@ def show_section(
     held: bool = False,
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
-    once its question (if any, and if predictions are on) is answered, the worked formulas,
-    numbers and figure. With a figure, text and numbers stand left and the figure right.
+    once its question (if any, and if predictions are on) is answered, the finding, the worked
+    formulas, numbers and figure. With a figure, text and numbers stand left and the figure right.
 
     `live` draws a live class's panel under the text (lnlab.ui.classroom); `held` keeps the
     result off the slide meanwhile (the class is answering the question).
@@ -152,6 +152,8 @@ def show_section(
                 "The class is answering: the result shows after Reveal.", icon=":material/lock:"
             )
         elif revealed:
+            if section.finding:
+                st.markdown(section.finding)
             for latex in section.worked:
                 formula(latex)
             _numbers(section, slide)

@@ -1,5 +1,6 @@
 """The training lab in a real browser, in presenter mode: Train on the first slide, the
-progress bar, then every slide with the run's charts and tables fits each projector size."""
+progress bar, then every slide with the run's charts and tables fits each projector size;
+with predictions on (q=1), each question slide fits before and after its question is checked."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from playwright.sync_api import Browser, expect
 
 from .conftest import (
     APP_PAGES,
+    MAIN,
     OUTPUT,
     StreamlitServer,
     assert_charts_drawn,
@@ -24,14 +26,15 @@ TRAINING = next(p for p in APP_PAGES if p.name == "training")
 TINY = "?v=1&present=1&var=pre,bn&layers=1&steps=20&seed=3"
 
 
+@pytest.mark.parametrize("predict", ["", "&q=1"], ids=["plain", "q"])
 @pytest.mark.parametrize("size", PROJECTORS, ids=lambda s: f"{s['width']}x{s['height']}")
 def test_a_trained_lesson_fits_the_projector(
-    browser: Browser, streamlit_server: StreamlitServer, size: dict[str, int]
+    browser: Browser, streamlit_server: StreamlitServer, size: dict[str, int], predict: str
 ) -> None:
     """Trained once (the first size); the other sizes find the run in the server's cache."""
     page = new_app_page(browser, size)
     try:
-        page.goto(streamlit_server.page_url(TRAINING) + TINY)
+        page.goto(streamlit_server.page_url(TRAINING) + TINY + predict)
         wait_for_app(page)
         button = page.locator(".st-key-tr_run button")
         if button.is_enabled():
@@ -39,18 +42,33 @@ def test_a_trained_lesson_fits_the_projector(
         expect(page.locator(".st-key-tr_run button")).to_contain_text(
             "Trained (cached)", timeout=180_000
         )
-        problems = {}
+        problems: dict = {}
+        asked: list[int] = []
         for k in range(1, 8):
             assert_no_problems(page)
             if k > 1:
                 assert_charts_drawn(page)
             if fit := measure(page).problems():
                 problems[k] = fit
+            name = f"training-trained-{k}{'-q' if predict else ''}"
             if size == PROJECTORS[0]:
-                page.screenshot(path=OUTPUT / "slides" / f"training-trained-{k}.png")
+                page.screenshot(path=OUTPUT / "slides" / f"{name}.png")
+            question = page.locator(f"{MAIN} [class*='st-key-question_']")
+            if predict and question.count():
+                question.locator("[role='radiogroup'] label").nth(1).click()
+                with expect_rerun(page):
+                    question.get_by_role("button", name="Check").click()
+                expect(page.locator(f"{MAIN} [data-testid='stAlert']")).to_have_count(1)
+                assert_no_problems(page)
+                if fit := measure(page).problems():
+                    problems[f"{k} checked"] = fit
+                if size == PROJECTORS[0]:
+                    page.screenshot(path=OUTPUT / "slides" / f"{name}-checked.png")
+                asked.append(k)
             if k < 7:
                 with expect_rerun(page):
                     page.keyboard.press("PageDown")
         assert not problems, problems
+        assert asked == ([4, 7] if predict else [])  # depth and gap: pre-LN and naive BN only
     finally:
         page.context.close()
