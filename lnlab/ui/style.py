@@ -26,6 +26,8 @@ BASE_CSS = """
 .lnlab-qr { width: min(100%, 62vh); height: auto; }
 .st-key-live_options button { min-height: 3.6rem; }
 .st-key-live_options button p { font-size: 1.35rem; }
+/* a slider's invisible range input sits at its thumb and runs past a phone's edge */
+[data-testid="stSlider"] input[type="range"] { max-width: 1.5rem; }
 </style>
 """
 
