@@ -15,7 +15,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -24,6 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from lnlab.cluster import free_port
 
 POSTGRES_BIN_DIRS = ("/usr/lib/postgresql/*/bin",)
 
@@ -51,12 +52,6 @@ def _run_as() -> tuple[list[str], str | None]:
     return ["runuser", "-u", "postgres", "--"], "postgres"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def postgres_cluster(*, durable: bool = False) -> Iterator[str]:
     """Start a throwaway PostgreSQL cluster and yield its SQLAlchemy URL.
@@ -71,7 +66,7 @@ def postgres_cluster(*, durable: bool = False) -> Iterator[str]:
     data = folder / "data"
     if user:
         shutil.chown(folder, user)
-    port = _free_port()
+    port = free_port()
     log = folder / "postgres.log"
     server = None
     try:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import MAIN, StreamlitServer, _healthy, assert_no_problems, wait_for_app
+from lnlab.cluster import healthy
+
+from .conftest import MAIN, StreamlitServer, assert_no_problems, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -36,7 +38,7 @@ def test_a_600_kib_link_is_refused_by_the_server_which_stays_up(
     response = page.request.get(f"{streamlit_server.url}/conventions?x={'1' * 600 * 1024}")
     status = response.status
     assert status == 400, status
-    assert _healthy(streamlit_server.url)
+    assert healthy(streamlit_server.url)
     page.goto(f"{streamlit_server.url}/conventions")
     wait_for_app(page)
     assert_no_problems(page)
