@@ -201,3 +201,17 @@ def test_a_flood_of_requests_gets_429(cluster):
 def test_restart_command_without_a_running_cluster_says_so(tmp_path, capsys):
     assert main(["restart", "--run-dir", str(tmp_path)]) == 1
     assert "no cluster is running" in capsys.readouterr().err
+
+
+def test_the_longest_link_the_app_makes_passes_the_proxy(cluster):
+    """A page keeps its example in its link: a 64 x 64 matrix of full-precision floats is about 95,000 characters.
+    HAProxy's default 16 KiB buffer answered such a request with 400 (tune.bufsize)."""
+    conn = http.client.HTTPConnection(
+        "127.0.0.1", cluster.port, timeout=10, source_address=("127.0.0.3", 0)
+    )
+    x = ";".join(",".join(["-1.2345678901234567e-05"] * 64) for _ in range(64))
+    conn.request("GET", f"/step_through?v=1&x={x}")
+    reply = conn.getresponse()
+    reply.read()
+    assert len(x) > 90_000
+    assert reply.status == 200
