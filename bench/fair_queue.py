@@ -5,12 +5,14 @@ cluster, fsync on), it times: taking and releasing the free slot (`with queue.tu
 locked join that inserts the row, one delete, and the holder's beat thread); one poll (what a
 waiter reads every POLL_S, the same query as `place`); and the hand-off, from the holder's
 release to the next waiter (another thread) holding the slot, which is bounded by POLL_S.
-The floor is bench.classroom's: one 1-row INSERT commit on the same database, same run.
+Each also gets this process's CPU time. The floor is bench.classroom's: one 1-row INSERT
+commit on the same database, same run.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from pathlib import Path
@@ -30,13 +32,14 @@ def ms(values: list[float]) -> str:
     return f"{1000 * percentile(values, 50):.2f} / {1000 * percentile(values, 95):.2f}"
 
 
-def timed(action, times: int) -> list[float]:
-    spent = []
+def timed(action, times: int) -> tuple[list[float], float]:
+    """Each call's wall time, and this process's CPU time per call (all threads)."""
+    spent, cpu = [], time.process_time()
     for _ in range(times):
         start = time.perf_counter()
         action()
         spent.append(time.perf_counter() - start)
-    return spent
+    return spent, (time.process_time() - cpu) / times
 
 
 def take_free_slot(queue: FairQueue) -> None:
@@ -59,6 +62,7 @@ def handoffs(queue: FairQueue) -> list[float]:
             thread.start()
             while queue.place("waiter") != 1:
                 time.sleep(0.01)
+            time.sleep(random.uniform(0, POLL_S))  # release at a random moment of its poll
             released_at[0] = time.perf_counter()
         thread.join(10)
     return spent
@@ -71,7 +75,9 @@ def main() -> None:
             "database",
             "floor: 1-row INSERT commit (ms)",
             "take + release a free slot p50 / p95 (ms)",
+            "its CPU (ms)",
             "one poll p50 / p95 (ms)",
+            "its CPU (ms)",
             "hand-off to the next waiter p50 / p95 (ms)",
         ]
     ]
@@ -82,10 +88,20 @@ def main() -> None:
             try:
                 queue = FairQueue(store)
                 take_free_slot(queue)  # warm the pool
-                takes = timed(lambda q=queue: take_free_slot(q), TAKES)
+                takes, take_cpu = timed(lambda q=queue: take_free_slot(q), TAKES)
                 with queue.turn("holder"):
-                    polls = timed(lambda q=queue: q.place("nobody"), POLLS)
-                rows.append([name, f"{commit_ms:.2f}", ms(takes), ms(polls), ms(handoffs(queue))])
+                    polls, poll_cpu = timed(lambda q=queue: q.place("nobody"), POLLS)
+                rows.append(
+                    [
+                        name,
+                        f"{commit_ms:.2f}",
+                        ms(takes),
+                        f"{1000 * take_cpu:.2f}",
+                        ms(polls),
+                        f"{1000 * poll_cpu:.2f}",
+                        ms(handoffs(queue)),
+                    ]
+                )
             finally:
                 store.close()
     load_after = Path("/proc/loadavg").read_text().split()[:3]
@@ -95,7 +111,9 @@ def main() -> None:
         rows,
         notes=(
             f"{TAKES} takes, {POLLS} polls (with one holder in the line), {HANDOFFS} hand-offs; "
-            f"waiters poll every {POLL_S:.1f} s, so a hand-off waits half of that on average. "
+            f"waiters poll every {POLL_S:.1f} s and the holder releases at a random moment, so "
+            "a hand-off waits half of that on average. CPU is this process's (PostgreSQL's "
+            "server work is not in it). "
             f"Load average (1, 5, 15 min) before: {', '.join(load_before)}; after: "
             f"{', '.join(load_after)} on {os.cpu_count()} CPUs shared with other work, so "
             "treat the numbers as an upper bound."

@@ -32,7 +32,7 @@ MAX_WAITING = 30  # visitors in line at most; later ones are refused at once
 MAX_WAIT_S = 60.0  # the longest a visitor waits in line (by default)
 HEARTBEAT_S = 0.5  # on_wait runs at least this often, so a page can notice its visitor left
 TYPICAL_WEIGHT = 0.3  # weight of the newest hold time in the running estimate
-POLL_S = 0.1  # a waiter looks at the line this often
+POLL_S = 0.2  # a waiter looks at the line this often (a few ms of CPU per second)
 LEASE_S = 10.0  # a row not refreshed for this long belongs to a dead process and is purged
 BEATS_PER_LEASE = 10  # waiters and the holder refresh their row's beat_at this often
 _LINE_LOCK = 73012026  # PostgreSQL advisory lock key (the store's are 73012024-25)
@@ -154,6 +154,22 @@ class FairQueue:
         full, or if the wait would pass (or passes) `max_wait_s`.
         """
         key = self._key(owner)
+        try:
+            self._enter(key, on_wait, max_wait_s)
+        except sa.exc.OperationalError as err:  # the database is down or unreachable
+            raise BusyError(
+                "The line for the benchmark slot is unavailable (its database did not answer); "
+                "try again in a minute."
+            ) from err
+        start = time.monotonic()
+        try:
+            with self._beating(key):
+                yield
+        finally:
+            with contextlib.suppress(sa.exc.OperationalError):  # else the lease drops the row
+                self._leave(key, time.monotonic() - start)
+
+    def _enter(self, key: str, on_wait: OnWait | None, max_wait_s: float) -> None:
         deadline = time.monotonic() + max_wait_s
         if not self._join(key, max_wait_s):  # a refusal raises before `key` has a row
             try:
@@ -161,12 +177,6 @@ class FairQueue:
             except BaseException:
                 self._leave(key)
                 raise
-        start = time.monotonic()
-        try:
-            with self._beating(key):
-                yield
-        finally:
-            self._leave(key, time.monotonic() - start)
 
     def _join(self, key: str, max_wait_s: float) -> bool:
         """Join the back of the line; True when the slot was free and is now `key`'s."""
@@ -265,13 +275,13 @@ class FairQueue:
 
     def _leave(self, key: str, held_s: float | None = None) -> None:
         """Delete `key`'s row (the slot or the place in line); a hold updates the estimate."""
-        with self._transaction(write=True) as conn:
-            conn.execute(heavy_line.delete().where(heavy_line.c.owner == key))
         if held_s is not None:
             w = TYPICAL_WEIGHT
             self._typical_s = (
                 held_s if not self._typical_s else (1 - w) * self._typical_s + w * held_s
             )
+        with self._transaction(write=True) as conn:
+            conn.execute(heavy_line.delete().where(heavy_line.c.owner == key))
 
 
 _slot: FairQueue | None = None
