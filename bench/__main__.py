@@ -8,6 +8,7 @@ BENCHMARKS = (
     "bench.browser",
     "bench.sessions",
     "bench.classroom",
+    "bench.fair_queue",
     "bench.gpu_fairness",
     "bench.training",
 )

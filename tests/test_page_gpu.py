@@ -224,7 +224,7 @@ def test_a_visitor_waits_their_turn_and_is_told_their_place():
 def test_a_refused_run_says_why(monkeypatch, setup, message):
     at = _small_run_ready("page visitor")
     if setup == "long":  # the last runs took 100 s each: waiting behind one would pass 60 s
-        monkeypatch.setattr(fair_queue._SLOT, "_typical_s", 100.0)
+        monkeypatch.setattr(fair_queue.slot(), "_typical_s", 100.0)
     if setup == "died":
 
         def died(*args, **kwargs):

@@ -161,6 +161,15 @@ answers = sa.Table(
     sa.Column("correct", sa.Integer, nullable=False),
     sa.Column("answered_at", sa.Float, nullable=False),
 )
+heavy_line = sa.Table(  # the server's heavy-work line (lnlab.fair_queue), seen by every process
+    "heavy_line",
+    metadata,
+    sa.Column("ticket", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("owner", sa.Text, nullable=False, unique=True),
+    sa.Column("joined_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float),  # NULL while waiting; set when it takes the slot
+    sa.Column("beat_at", sa.Float, nullable=False),
+)
 
 
 def _answer_context() -> sa.Select:
@@ -232,6 +241,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             answered_at DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (code, student_id, qid))""",
         "CREATE INDEX answers_by_question ON answers (code, qid, grp)",
+    ),
+    (  # version 2: the heavy-work line; tickets are MAX + 1 under the line's lock
+        """CREATE TABLE heavy_line (
+            ticket INTEGER PRIMARY KEY,
+            owner TEXT NOT NULL UNIQUE,
+            joined_at DOUBLE PRECISION NOT NULL,
+            started_at DOUBLE PRECISION,
+            beat_at DOUBLE PRECISION NOT NULL)""",
     ),
 )
 # PostgreSQL advisory lock keys: one held while migrating, one while opening a class.

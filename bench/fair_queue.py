@@ -1,0 +1,125 @@
+"""What the database-backed heavy-work line (lnlab.fair_queue) costs.
+
+Run: `.venv/bin/python -m bench.fair_queue`. For SQLite (a file) and PostgreSQL (a throwaway
+cluster, fsync on), it times: taking and releasing the free slot (`with queue.turn(...)`: one
+locked join that inserts the row, one delete, and the holder's beat thread); one poll (what a
+waiter reads every POLL_S, the same query as `place`); and the hand-off, from the holder's
+release to the next waiter (another thread) holding the slot, which is bounded by POLL_S.
+Each also gets this process's CPU time. The floor is bench.classroom's: one 1-row INSERT
+commit on the same database, same run.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from pathlib import Path
+
+from bench.classroom import databases, floor, percentile
+from bench.report import record
+from lnlab.classroom.store import ClassStore
+from lnlab.fair_queue import POLL_S, FairQueue
+
+TAKES = 200
+POLLS = 500
+HANDOFFS = 30
+
+
+def ms(values: list[float]) -> str:
+    """p50 / p95 in milliseconds."""
+    return f"{1000 * percentile(values, 50):.2f} / {1000 * percentile(values, 95):.2f}"
+
+
+def timed(action, times: int) -> tuple[list[float], float]:
+    """Each call's wall time, and this process's CPU time per call (all threads)."""
+    spent, cpu = [], time.process_time()
+    for _ in range(times):
+        start = time.perf_counter()
+        action()
+        spent.append(time.perf_counter() - start)
+    return spent, (time.process_time() - cpu) / times
+
+
+def take_free_slot(queue: FairQueue) -> None:
+    with queue.turn("bench"):
+        pass
+
+
+def handoffs(queue: FairQueue) -> list[float]:
+    """Seconds from the holder's release to the waiting thread's holding the slot."""
+    spent: list[float] = []
+    released_at = [0.0]
+
+    def wait() -> None:
+        with queue.turn("waiter"):
+            spent.append(time.perf_counter() - released_at[0])
+
+    for _ in range(HANDOFFS):
+        with queue.turn("holder"):
+            thread = threading.Thread(target=wait)
+            thread.start()
+            while queue.place("waiter") != 1:
+                time.sleep(0.01)
+            time.sleep(random.uniform(0, POLL_S))  # release at a random moment of its poll
+            released_at[0] = time.perf_counter()
+        thread.join(10)
+    return spent
+
+
+def main() -> None:
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    rows = [
+        [
+            "database",
+            "floor: 1-row INSERT commit (ms)",
+            "take + release a free slot p50 / p95 (ms)",
+            "its CPU (ms)",
+            "one poll p50 / p95 (ms)",
+            "its CPU (ms)",
+            "hand-off to the next waiter p50 / p95 (ms)",
+        ]
+    ]
+    with databases() as found:
+        for name, url in found:
+            commit_ms = 1000 / floor(url)
+            store = ClassStore(url)
+            try:
+                queue = FairQueue(store)
+                take_free_slot(queue)  # warm the pool
+                takes, take_cpu = timed(lambda q=queue: take_free_slot(q), TAKES)
+                with queue.turn("holder"):
+                    polls, poll_cpu = timed(lambda q=queue: q.place("nobody"), POLLS)
+                rows.append(
+                    [
+                        name,
+                        f"{commit_ms:.2f}",
+                        ms(takes),
+                        f"{1000 * take_cpu:.2f}",
+                        ms(polls),
+                        f"{1000 * poll_cpu:.2f}",
+                        ms(handoffs(queue)),
+                    ]
+                )
+            finally:
+                store.close()
+    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    record(
+        "fair_queue",
+        "The heavy-work line in the database: overhead",
+        rows,
+        notes=(
+            f"{TAKES} takes, {POLLS} polls (with one holder in the line), {HANDOFFS} hand-offs; "
+            f"waiters poll every {POLL_S:.1f} s and the holder releases at a random moment, so "
+            "a hand-off waits half of that on average. CPU is this process's (PostgreSQL's "
+            "server work is not in it). "
+            f"Load average (1, 5, 15 min) before: {', '.join(load_before)}; after: "
+            f"{', '.join(load_after)} on {os.cpu_count()} CPUs shared with other work, so "
+            "treat the numbers as an upper bound."
+        ),
+    )
+
+
+if __name__ == "__main__":
+    main()
