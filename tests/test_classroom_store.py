@@ -562,11 +562,15 @@ def test_sixty_students_on_two_server_processes(posed, db_url: str, tmp_path) ->
         )
         for ids_part in (list(chosen.items())[i::2] for i in range(2))
     ]
-    for process in processes:
-        process.start()
-    outcomes = [results.get(timeout=120) for _ in processes]
-    for process in processes:
-        process.join(timeout=30)
+    try:
+        for process in processes:
+            process.start()
+        outcomes = [results.get(timeout=120) for _ in processes]
+    finally:  # a process that failed leaves the other at the barrier: never wait for it
+        for process in processes:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
     assert [version for version, _ in outcomes] == [len(MIGRATIONS)] * 2
     answered = {sid: result for _, part in outcomes for sid, result in part.items()}
     assert answered == {sid: [True, False] for sid in ids}

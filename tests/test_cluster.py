@@ -204,8 +204,8 @@ def test_restart_command_without_a_running_cluster_says_so(tmp_path, capsys):
 
 
 def test_the_longest_link_the_app_makes_passes_the_proxy(cluster):
-    """A page keeps its example in its link: a 64 x 64 matrix of full-precision floats is about 95,000 characters.
-    HAProxy's default 16 KiB buffer answered such a request with 400 (tune.bufsize)."""
+    """A page keeps its example in its link: a 64 x 64 matrix of full-precision floats is
+    about 95,000 characters. HAProxy's default 16 KiB buffer answered it with 400 (bufsize)."""
     conn = http.client.HTTPConnection(
         "127.0.0.1", cluster.port, timeout=10, source_address=("127.0.0.3", 0)
     )

@@ -25,6 +25,7 @@ import io
 import os
 import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -269,6 +270,20 @@ def database_url(url: str | None = None) -> str:
     return url
 
 
+def _wal(cursor: sqlite3.Cursor, tries: int = 100) -> None:
+    """Put the database in WAL mode (readers do not wait for the writer). Two processes opening
+    a new file at once may find it locked: SQLite does not wait (busy_timeout) for this
+    statement, so it is tried again, 20 ms apart."""
+    for attempt in range(tries):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == tries - 1:
+                raise
+            time.sleep(0.02)
+
+
 def create_engine(url: str) -> Engine:
     """The engine the store uses for `url` (SQLite: WAL, busy timeout, writers BEGIN IMMEDIATE)."""
     if not url.startswith("sqlite"):
@@ -283,7 +298,7 @@ def create_engine(url: str) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA busy_timeout=30000")
-        cursor.execute("PRAGMA journal_mode=WAL")  # readers do not wait for the writer
+        _wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
