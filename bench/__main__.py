@@ -1,4 +1,8 @@
-"""`python -m bench`: every benchmark in turn; each prints its table and appends it to results/."""
+"""`python -m bench`: the benchmarks in turn; each prints its table and appends it to results/.
+
+bench.load (a class of 30 to 300 through HAProxy, about 12 minutes) runs on its own:
+`python -m bench.load`.
+"""
 
 import importlib
 
@@ -7,6 +11,11 @@ BENCHMARKS = (
     "bench.throughput",
     "bench.browser",
     "bench.sessions",
+    "bench.clicks",
+    "bench.cold",
+    "bench.flood",
+    "bench.messages",
+    "bench.oversized",
     "bench.classroom",
     "bench.fair_queue",
     "bench.gpu_fairness",
