@@ -242,7 +242,7 @@ def main() -> None:
         f"(nice +10). A refused visitor presses again after {REFUSED_PAUSE_S:g} s.",
         f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.1f}' for v in load_before)}; "
         f"after: {', '.join(f'{v:.1f}' for v in load_after)} on {os.cpu_count()} CPUs shared "
-        f"with other work (other helpers' tests and servers). The client used "
+        f"with other work. The client used "
         f"{time.process_time() - cpu_start:.0f} s of CPU on the same cores. Total "
         f"{time.monotonic() - start:.0f} s.",
     ]
