@@ -315,9 +315,10 @@ def _join() -> None:
     mine = studying()
     try:
         again = mine.me if mine is not None and mine.code == normalize_code(code) else None
-        store = default_store()
-        me = store.join(code, student_id=again, nickname=st.session_state.get("live_nickname"))
-        st.session_state[STUDENT_KEY] = StudentLink(store.check_code(code).code, me)
+        me = default_store().join(
+            code, student_id=again, nickname=st.session_state.get("live_nickname")
+        )
+        st.session_state[STUDENT_KEY] = StudentLink(normalize_code(code), me)
     except InputError as err:
         st.session_state["_live_join_problem"] = err
 
