@@ -63,9 +63,14 @@ def url_params() -> dict[str, str]:
     return {JOIN: me.code, ME: me.me} if me else {}
 
 
+def _page_url() -> str:
+    """The Class page's URL on the server this page came from."""
+    return page_url(str(st.context.url or ""))
+
+
 def join_url(code: str) -> str:
     """The students' join link on the server this page came from."""
-    return join_link(page_url(str(st.context.url or "")), code)
+    return join_link(_page_url(), code)
 
 
 # ---------------------------------------------------------------- the link
@@ -284,7 +289,7 @@ def teacher_view() -> bool:
             "It opens this class as its teacher on any device: whoever has it can ask and "
             "reveal questions. Keep it; the address bar does not show it."
         )
-        st.code(teacher_link(page_url(str(st.context.url or "")), me.code, me.secret), None)
+        st.code(teacher_link(_page_url(), me.code, me.secret), None)
     st.subheader("The question asked now")
     live_counts(me)
     _roster(me, info.students)
