@@ -14,6 +14,7 @@ follow the class without anyone clicking.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from datetime import datetime
 
 import streamlit as st
@@ -83,7 +84,7 @@ def take_link() -> None:
     a notice and leaves the URL; it never raises."""
     raw = {name: st.query_params.get_all(name) for name in PARAMS if name in st.query_params}
     found = {name: v[0] if len(v) == 1 else v for name, v in raw.items()}
-    signature = repr(sorted(found.items()))
+    signature = _signature(found)
     if not found or st.session_state.get("_live_link") == signature:
         return
     st.session_state["_live_link"] = signature
@@ -106,7 +107,7 @@ def take_link() -> None:
             return  # the join form takes it from here; a reload keeps the code
     for name in found:
         del st.query_params[name]
-    st.session_state["_live_link"] = repr(sorted(url_params().items()))
+    st.session_state["_live_link"] = _signature(url_params())
 
 
 def keep_in_url() -> None:
@@ -115,7 +116,12 @@ def keep_in_url() -> None:
     params = url_params()
     for name, value in params.items():
         st.query_params[name] = value
-    st.session_state["_live_link"] = repr(sorted(params.items()))
+    st.session_state["_live_link"] = _signature(params)
+
+
+def _signature(params: Mapping[str, object]) -> str:
+    """The class parameters a URL had, as remembered in "_live_link" (followed once)."""
+    return repr(sorted(params.items()))
 
 
 # ---------------------------------------------------------------- the teacher
