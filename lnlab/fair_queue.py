@@ -116,6 +116,11 @@ class FairQueue:
         return list(conn.execute(query))
 
     @staticmethod
+    def _waiting(rows: list[sa.Row]) -> int:
+        """How many of the live rows wait (all but the holder)."""
+        return sum(row.started_at is None for row in rows)
+
+    @staticmethod
     def _place(rows: list[sa.Row], key: str) -> int | None:
         waiting = [row.owner for row in rows if row.started_at is None]
         if key in waiting:
@@ -140,7 +145,7 @@ class FairQueue:
     def waiting(self) -> int:
         """How many owners are in line (not counting the holder), in every process."""
         with self._transaction() as conn:
-            return sum(row.started_at is None for row in self._rows(conn, time.time()))
+            return self._waiting(self._rows(conn, time.time()))
 
     @contextlib.contextmanager
     def turn(
@@ -183,9 +188,9 @@ class FairQueue:
         with self._locked() as conn:
             now = time.time()
             rows = self._rows(conn, now)
-            if any(row.owner == key for row in rows):
+            if self._place(rows, key) is not None:
                 raise BusyError("Your previous run is still running or waiting; wait for it.")
-            waiting = sum(row.started_at is None for row in rows)
+            waiting = self._waiting(rows)
             if rows and waiting >= self.max_waiting:
                 raise BusyError(
                     f"{waiting} visitors are already waiting for the benchmark slot; "
