@@ -328,6 +328,12 @@ class ClassStore:
         self._engine = create_engine(self.url)
         self._postgres = self._engine.dialect.name == "postgresql"
         self._write_lock = contextlib.nullcontext() if self._postgres else threading.Lock()
+        # answer()'s statements, chosen once: on PostgreSQL the context query also locks the
+        # student's row, so one student's answers queue and the answers cap holds
+        self._answer_context = (
+            _ANSWER_CONTEXT.with_for_update(of=students) if self._postgres else _ANSWER_CONTEXT
+        )
+        self._insert_answer = _insert(self._engine)(answers)
         self.migrate()
 
     def close(self) -> None:
@@ -625,15 +631,9 @@ class ClassStore:
         if not _is_key(qid):
             return False
         with self._write() as conn:
-            # One round trip for what the checks need; it also locks the student's row (on
-            # PostgreSQL), so one student's answers queue and the answers cap holds.
-            context = (
-                _ANSWER_CONTEXT.with_for_update(of=students)
-                if self._postgres
-                else (_ANSWER_CONTEXT)
-            )
+            # One round trip for what the checks need (and the student's row lock, see __init__).
             row = conn.execute(
-                context, {"code": code, "sid": student_id, "now": self.clock()}
+                self._answer_context, {"code": code, "sid": student_id, "now": self.clock()}
             ).first()
             if row is None:
                 self._class(conn, code)  # says why when the class is unknown or ended
@@ -645,7 +645,7 @@ class ClassStore:
                 raise ClassError("that is not one of this question's options")
             if row.given >= self.limits.answers:
                 raise ClassError(f"you have given {self.limits.answers} answers, the limit")
-            insert = _insert(self._engine)(answers).values(
+            insert = self._insert_answer.values(
                 code=code,
                 student_id=student_id,
                 qid=qid,
