@@ -370,7 +370,7 @@ class ClassStore:
             conn.exec_driver_sql(
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
             )
-            found = conn.exec_driver_sql("SELECT MAX(version) FROM schema_version").scalar() or 0
+            found = _version(conn)
             if found > len(migrations):
                 raise RuntimeError(
                     f"the class database is at schema version {found}, newer than this code's "
@@ -384,7 +384,7 @@ class ClassStore:
 
     def schema_version(self) -> int:
         with self._read() as conn:
-            return conn.exec_driver_sql("SELECT MAX(version) FROM schema_version").scalar() or 0
+            return _version(conn)
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -695,6 +695,11 @@ class ClassStore:
                 )
             ).one()
         return int(right), int(answered)
+
+
+def _version(conn: Connection) -> int:
+    """The schema version the database is at (0 before the first migration)."""
+    return conn.exec_driver_sql("SELECT MAX(version) FROM schema_version").scalar() or 0
 
 
 def _insert(engine: Engine):
