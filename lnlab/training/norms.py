@@ -73,10 +73,6 @@ class BatchNorm(nn.Module):
                 self.running_var.lerp_(unbiased, self.momentum)
                 self.last_mean = mean.mean().item()
                 self.last_var = var.mean().item()
-                self.last_shift = (
-                    ((mean - self.running_mean).abs() / self.running_var.sqrt()).mean().item()
-                )
-                self.last_ratio = (var / self.running_var).mean().item()
         else:
             mean, var = self.running_mean, self.running_var
         return (x - mean) * torch.rsqrt(var + EPS) * self.weight + self.bias
