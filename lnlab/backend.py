@@ -7,8 +7,10 @@ half-initialized module.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -50,6 +52,18 @@ class DeviceInfo:
     name: str
     kind: str
     label: str
+
+
+@contextlib.contextmanager
+def cpu_threads(count: int) -> Iterator[None]:
+    """Run with torch limited to `count` CPU threads, then restore the previous count."""
+    torch = get_torch()
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def _mps_available(torch: ModuleType) -> bool:

@@ -13,13 +13,12 @@ other sessions' reruns do not wait for the server's GIL.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import statistics
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -250,25 +249,13 @@ def measure_layer_norm(
     )
 
 
-@contextlib.contextmanager
-def _cpu_threads(count: int) -> Iterator[None]:
-    """Run with torch limited to `count` CPU threads, then restore the previous count."""
-    torch = bk.get_torch()
-    previous = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 def timed_run(shape: tuple[int, int, int], device: str, dtype: str, deadline_s: float) -> ScaleUp:
     """The page's measurement, wherever it runs: torch on CPU_THREADS threads on the CPU, and
     running out of device memory as an InputError."""
     torch = bk.get_torch()
     threads = CPU_THREADS if device == "cpu" else torch.get_num_threads()
     try:
-        with _cpu_threads(threads):
+        with bk.cpu_threads(threads):
             return measure_layer_norm(shape, device, dtype, deadline_s=deadline_s)
     except torch.OutOfMemoryError as exc:
         raise InputError(f"not enough memory on {device} for this size: try a smaller one") from exc

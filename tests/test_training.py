@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from helpers import benchmark_slot_held, needs_cuda, validated
 
 from lnlab import worker
-from lnlab.benchmark import _cpu_threads
+from lnlab.backend import cpu_threads
 from lnlab.errors import BusyError, InputError
 from lnlab.lessons.training import (
     BATCH,
@@ -53,7 +53,7 @@ TINY = TrainConfig(variants=("post", "pre"), layers=1, steps=20)
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
     """As the lab's runs: one CPU thread, so the margins are the ones measured."""
-    with _cpu_threads(1):
+    with cpu_threads(1):
         yield
 
 

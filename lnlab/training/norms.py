@@ -2,8 +2,8 @@
 
 Layer Norm and RMSNorm work on each token alone; Batch Norm on each feature over the batch:
 naive Batch Norm counts the padding positions in its statistics, masked Batch Norm only the
-real tokens. Both keep running statistics for evaluation, and record the last batch's mean
-and variance (averaged over features) so the lab can plot them over training. Dynamic Tanh
+real tokens. Both keep running statistics for evaluation, and record the last batch's
+variance (averaged over features) so the lab can plot it over training. Dynamic Tanh
 (Zhu et al. 2025) has no statistics at all: y = γ tanh(α x) + β.
 """
 
@@ -58,7 +58,7 @@ class BatchNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(d))
         self.register_buffer("running_mean", torch.zeros(d))
         self.register_buffer("running_var", torch.ones(d))
-        self.last_mean, self.last_var = 0.0, 1.0  # the last batch's, averaged over features
+        self.last_var = 1.0  # the last batch's, averaged over features
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.training:
@@ -71,12 +71,7 @@ class BatchNorm(nn.Module):
                 unbiased = var * n / (n - 1)
                 self.running_mean.lerp_(mean, self.momentum)
                 self.running_var.lerp_(unbiased, self.momentum)
-                self.last_mean = mean.mean().item()
                 self.last_var = var.mean().item()
-                self.last_shift = (
-                    ((mean - self.running_mean).abs() / self.running_var.sqrt()).mean().item()
-                )
-                self.last_ratio = (var / self.running_var).mean().item()
         else:
             mean, var = self.running_mean, self.running_var
         return (x - mean) * torch.rsqrt(var + EPS) * self.weight + self.bias

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lnlab.benchmark import _cpu_threads
+from lnlab.backend import cpu_threads
 from lnlab.training.config import MAX_LAYERS, TrainConfig
 from lnlab.training.data import make_batch
 from lnlab.training.train import BATCH, VariantRun, build, layer_grad_norms, train_variant
@@ -43,7 +43,7 @@ def run_lab(config: TrainConfig, on_progress: Progress | None = None) -> LabResu
     On one CPU thread, as the exported script: the same numbers in the worker, the tests
     and the script, to the last bit (the thread count changes how sums are split).
     """
-    with _cpu_threads(1):
+    with cpu_threads(1):
         return _run_lab(config, on_progress)
 
 

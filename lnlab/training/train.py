@@ -34,8 +34,7 @@ class VariantRun:
     eval_loss: float  # held-out sentences, evaluation mode (running statistics)
     eval_loss_train_mode: float  # the same sentences with the batch's own statistics
     grad_norms: tuple[float, ...]  # per block, at initialisation
-    bn_mean: tuple[float, ...]  # first norm's batch mean per step (Batch Norm only)
-    bn_var: tuple[float, ...]
+    bn_var: tuple[float, ...]  # first norm's batch variance per step (Batch Norm only)
     seconds: float
 
 
@@ -99,7 +98,7 @@ def train_variant(
     grads = layer_grad_norms(model, tuple(t.to(device) for t in make_batch(data, BATCH, padding)))
     first = next((m for m in model.modules() if isinstance(m, BatchNorm)), None)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), foreach=True)
-    losses, means, variances = [], [], []
+    losses, variances = [], []
     for step in range(steps):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, steps, lr, warmup)
@@ -111,7 +110,6 @@ def train_variant(
         optimizer.step()
         losses.append(loss.item())
         if first is not None:
-            means.append(first.last_mean)
             variances.append(first.last_var)
         if on_step is not None:
             on_step(step + 1)
@@ -121,7 +119,6 @@ def train_variant(
         evaluate(model, held_out, train_mode=False),
         evaluate(model, held_out, train_mode=True),
         grads,
-        tuple(means),
         tuple(variances),
         time.perf_counter() - start,
     )

@@ -26,7 +26,6 @@ from lnlab.training.config import TrainConfig
 from lnlab.training.run import LabResult, run_lab
 
 TIME_CAP_S = 90.0
-MAX_WAIT_S = 60.0  # in the fair queue before giving up
 CACHE_SIZE = 32
 REPORTS = 100  # progress messages per run, at most
 
@@ -105,7 +104,7 @@ class Lab:
                 flight.progress = (done, total, seconds)
                 report(done, total, seconds)
 
-            with fair_queue.turn(owner, on_wait=on_wait, max_wait_s=MAX_WAIT_S):
+            with fair_queue.turn(owner, on_wait=on_wait):  # fair_queue.MAX_WAIT_S in line, at most
                 self.runs_started += 1
                 start = time.monotonic()
                 try:
