@@ -182,8 +182,14 @@ def autograd_backward(
     """dx, dgamma and dbeta from torch autograd: F.layer_norm over the last axis on the CPU in
     `dtype`, then y.backward(dy). Returned as float64 numpy arrays, dgamma and dbeta summed over
     every token as autograd sums them. Inputs are checked as layer_norm_backward checks them."""
+    return _autograd(*_checked(x, dy, gamma, eps), dtype)
+
+
+def _autograd(
+    a: np.ndarray, upstream: np.ndarray, g: np.ndarray, eps: float, dtype: str
+) -> dict[str, np.ndarray]:
+    """autograd_backward on inputs _checked has passed."""
     torch = get_torch()
-    a, upstream, g, eps = _checked(x, dy, gamma, eps)
     d = a.shape[-1]
     kind = torch_dtype(dtype)
     leaves = [torch.tensor(v, dtype=kind, requires_grad=True) for v in (a, g, np.zeros(d))]
@@ -210,7 +216,6 @@ def autograd_check(x: Any, dy: Any, gamma: Any = None, eps: float = DEFAULT_EPS)
     """layer_norm_backward in float64 and torch autograd in float64 and float32 on the same
     input. float64 agrees to rounding (about 1e-16 of the gradients' size); float32 to about
     1e-7, or not at all where float32 cannot hold the input (1e8 + x)."""
-    grads = layer_norm_backward(x, dy, gamma, eps)  # checks every input first
-    return AutogradCheck(
-        grads, {t: autograd_backward(x, dy, gamma, eps, t) for t in AUTOGRAD_DTYPES}
-    )
+    checked = _checked(x, dy, gamma, eps)  # both autograd runs take these as they are
+    grads = layer_norm_backward(*checked)
+    return AutogradCheck(grads, {t: _autograd(*checked, t) for t in AUTOGRAD_DTYPES})

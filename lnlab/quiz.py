@@ -234,12 +234,12 @@ def feature_question(
     epsilon forgotten or outside the root, gamma and beta swapped (for y), and feature 1
     normalised over the batch's rows (with more than one row)."""
     rows = np.asarray(batch, np.float64).reshape(-1, np.shape(batch)[-1])
-    wrong = x_hat_wrongs(rows[row], eps, 0, 1.0 if gamma is None else gamma, beta)
+    g = 1.0 if gamma is None else gamma
+    wrong = x_hat_wrongs(rows[row], eps, 0, g, beta)
     if gamma is None:
         wrong = wrong[:-1]  # no gamma and beta to swap in x_hat
     if rows.shape[0] > 1:
         across = float(mc.across_batch_x_hat(rows, eps)[row, 0])
-        g = 1.0 if gamma is None else gamma
         wrong += (Wrong("across_batch", g * across + beta, across_batch_note(rows.shape, row)),)
     return Question(qid, prompt, answer, explanation, wrong=wrong)
 

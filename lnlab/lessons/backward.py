@@ -38,12 +38,13 @@ def sections(lesson: TokenLesson, dy: np.ndarray | None = None) -> tuple[Section
     """The backward slides for the lesson's token, in the order of KEYS."""
     dy = default_dy(lesson.features) if dy is None else np.asarray(dy, dtype=np.float64)
     check = autograd_check(lesson.x, dy, lesson.gamma, lesson.eps)
+    dx_hat = dy * lesson.gamma  # back through gamma: the step the three slides after it share
     return (
         _upstream(lesson, dy),
         _dgamma_dbeta(lesson, dy, check),
-        _dx_hat(lesson, dy),
-        _dx(lesson, dy, check),
-        _sums(lesson, dy, check),
+        _dx_hat(lesson, dy, dx_hat),
+        _dx(lesson, dx_hat, check),
+        _sums(lesson, dy, dx_hat, check),
         _autograd(check),
     )
 
@@ -119,8 +120,7 @@ def _dgamma_dbeta(lesson: TokenLesson, dy: np.ndarray, check: AutogradCheck) -> 
     )
 
 
-def _dx_hat(lesson: TokenLesson, dy: np.ndarray) -> Section:
-    dx_hat = dy * lesson.gamma
+def _dx_hat(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray) -> Section:
     return Section(
         key="dx_hat",
         title="Back through γ: dx̂ = dy γ",
@@ -140,10 +140,9 @@ def _dx_hat(lesson: TokenLesson, dy: np.ndarray) -> Section:
     )
 
 
-def _dx(lesson: TokenLesson, dy: np.ndarray, check: AutogradCheck) -> Section:
+def _dx(lesson: TokenLesson, dx_hat: np.ndarray, check: AutogradCheck) -> Section:
     g = check.grads
     x_hat, sigma, d = g.x_hat, float(g.std[0]), lesson.features
-    dx_hat = dy * lesson.gamma
     with np.errstate(invalid="ignore"):  # NaN when sigma_eps = 0, said by the callout
         mean_dx_hat, mean_projection = float(dx_hat.mean()), float((dx_hat * x_hat).mean())
     products = [rf"{term(a)} \cdot {term(b)}" for a, b in zip(dx_hat, x_hat, strict=True)]
@@ -174,10 +173,9 @@ def _dx(lesson: TokenLesson, dy: np.ndarray, check: AutogradCheck) -> Section:
     )
 
 
-def _sums(lesson: TokenLesson, dy: np.ndarray, check: AutogradCheck) -> Section:
+def _sums(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray, check: AutogradCheck) -> Section:
     g = check.grads
     x_hat, sigma, eps = g.x_hat, g.std[0], lesson.eps  # numpy's sigma: 0 / 0 is NaN, no error
-    dx_hat = dy * lesson.gamma
     with np.errstate(all="ignore"):  # NaN when sigma_eps = 0, said by the callout
         projection = float(np.sum(dx_hat * x_hat))  # sum(dx_hat * x_hat)
         dot = float(np.sum(g.dx * x_hat))
