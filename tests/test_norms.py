@@ -452,10 +452,14 @@ def test_scaled_and_unscaled_paths_agree_bit_for_bit(cfg, power, v):
     assert_array_equal(scaled.std, np.ldexp(plain.std, power))
 
 
-def test_numpy_blocks_and_float32_input_change_no_bit():
-    """Rows go through numpy in cache-sized blocks; a float32 input is widened block by block."""
-    features = 4096
-    rows = 3 * (lnlab.norms.BLOCK_ELEMENTS // features) + 5  # three full blocks and a part
+def test_numpy_blocks_and_float32_input_change_no_bit(monkeypatch: pytest.MonkeyPatch):
+    """Rows go through numpy in cache-sized blocks; a float32 input is widened block by block.
+
+    With blocks of 8 rows, not the 32 rows of 4,096 features the real size gives: each row
+    alone writes out its steps' LaTeX (2,000 numbers at 4,096 features, 0.2 s a row)."""
+    features = 64
+    monkeypatch.setattr(lnlab.norms, "BLOCK_ELEMENTS", 8 * features)
+    rows = 3 * 8 + 5  # three full blocks and a part
     x = np.random.default_rng(3).standard_normal((rows, features), dtype=np.float32)
     x[7] = 2.5  # a constant row takes the scaled path inside its block
     x[-1, 3] = np.nan  # so does a row with a NaN, in the last, partial block

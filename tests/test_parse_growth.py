@@ -161,7 +161,11 @@ def test_parsing_time_grows_linearly(parser_name: str, shape: str) -> None:
 def test_the_measure_catches_quadratic_backtracking() -> None:
     """The old keyword-argument pattern, at a size where its 16-fold growth shows. At 2,500
     spaces its linear part still weighs (measured: 47 ms, then 506 ms at 10,000, under the
-    measure's 10x + slack); at 4,000 it takes 89 ms, then 1,337 ms at 16,000 (15 times)."""
+    measure's 10x + slack); at 4,000 it takes 89 ms, then 1,337 ms at 16,000 (15 times).
+
+    Noise on a loaded machine can lift the small time enough to hide one look (CI once saw
+    that), so the measure gets the same second chances the linear parsers get: a quadratic
+    must be caught by at least one of three looks, and a real one is caught by nearly all."""
     old = re.compile(r"[A-Za-z_]\w*\s*=\s*[^()\[\]=]+", re.ASCII)
     small, large = ("a=" + " " * n + "=" for n in (4_000, GROWTH * 4_000))
-    assert _growth(old.fullmatch, small, large, repeats=2)
+    assert any(_growth(old.fullmatch, small, large, repeats=2) for _ in range(3))

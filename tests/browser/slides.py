@@ -2,12 +2,16 @@
 
 `measure` returns the facts the presenter tests assert on a slide: how far its content reaches
 below the screen, what sticks out at the right edge, and the smallest text, table cell and
-chart text on it.
+chart text on it. `fit_on_projectors` measures one slide at every projector size by resizing
+the window: Streamlit's server never learns the window's size, so a slide drawn at one size
+and resized is the slide a projector of the other size shows, without running it again.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from playwright.sync_api import Page
 
@@ -18,6 +22,8 @@ PROJECTORS = (
 )
 MIN_TEXT_PX = 16  # text, table cells and heatmap numbers
 MIN_CHART_TEXT_PX = 12
+SETTLE_POLL_MS = 100
+SETTLE_TIMEOUT_S = 20.0
 
 MEASURE_JS = """() => {
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
@@ -122,3 +128,56 @@ def measure(page: Page) -> SlideFit:
         m["smallestCell"],
         m["focusFrames"],
     )
+
+
+# What moves while a resized page settles: the window, the content's height, each chart's box
+# and the width its drawing was made for.
+LAYOUT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const charts = [...main.querySelectorAll('[data-testid="stPlotlyChart"]')].map(c => {
+    const svg = c.querySelector('.main-svg');
+    return [Math.round(c.getBoundingClientRect().width), svg ? svg.getAttribute('width') : null];
+  });
+  return {vw: window.innerWidth, vh: window.innerHeight, height: main.scrollHeight, charts};
+}"""
+
+
+def settle(page: Page) -> None:
+    """Return once the layout holds still: after a resize, Plotly redraws each chart for its
+    new width a moment later. So every chart's drawing must be as wide as its box, and two
+    looks a polling interval apart must agree (past the deadline, the test measures as is)."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    last = page.evaluate(LAYOUT_JS)
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(SETTLE_POLL_MS)  # the polling interval of a bounded loop
+        now = page.evaluate(LAYOUT_JS)
+        if now == last and all(abs(box - float(w)) <= 2 for box, w in now["charts"] if w):
+            return
+        last = now
+
+
+def size_name(size: dict[str, int]) -> str:
+    return f"{size['width']}x{size['height']}"
+
+
+def fit_on_projectors(
+    page: Page, sizes: tuple[dict[str, int], ...] = PROJECTORS, screenshot: Path | None = None
+) -> dict[str, list[str]]:
+    """The slide on screen measured at each size: the problems of each size that has any.
+
+    It starts at the window's present size and leaves the window at the last one measured,
+    so stepping through slides resizes twice per slide, not three times; `screenshot` is
+    taken at the first of `sizes`."""
+    now = page.viewport_size
+    order = sorted(sizes, key=lambda size: size != now)  # the present size first
+    problems = {}
+    for size in order:
+        if size != page.viewport_size:
+            page.set_viewport_size(size)
+        settle(page)
+        if fit := measure(page).problems():
+            problems[size_name(size)] = fit
+        if screenshot and size == sizes[0]:
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=screenshot)
+    return problems

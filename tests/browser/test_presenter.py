@@ -1,9 +1,9 @@
 """Presenter mode as a projector shows it: every slide of every lesson fits the screen.
 
-At 1024 x 768, 1280 x 720 and 1920 x 1080, each slide is reached with the keys a presentation
-clicker sends and measured in the DOM (tests/browser/slides.py): nothing below the screen,
-nothing cut or past the right edge, text, table cells and heatmap numbers at least 16 px,
-chart text at least 12 px, no focus frame.
+Each slide is reached with the keys a presentation clicker sends, then measured in the DOM at
+1024 x 768, 1280 x 720 and 1920 x 1080 by resizing the window (tests/browser/slides.py):
+nothing below the screen, nothing cut or past the right edge, text, table cells and heatmap
+numbers at least 16 px, chart text at least 12 px, no focus frame.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .conftest import (
     new_app_page,
     wait_for_app,
 )
-from .slides import PROJECTORS, measure
+from .slides import PROJECTORS, fit_on_projectors, measure
 
 pytestmark = pytest.mark.browser
 
@@ -39,27 +39,31 @@ def _slide_number(page: Page) -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-@pytest.mark.parametrize("size", PROJECTORS, ids=lambda s: f"{s['width']}x{s['height']}")
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name)
 def test_every_slide_fits_the_projector(
-    browser: Browser, streamlit_server: StreamlitServer, lesson, size
+    browser: Browser, streamlit_server: StreamlitServer, lesson
 ):
-    _walk_the_slides(browser, streamlit_server, lesson, size, "")
+    _walk_the_slides(browser, streamlit_server, lesson, PROJECTORS, "")
 
 
-@pytest.mark.parametrize("size", PROJECTORS[:1], ids=lambda s: f"{s['width']}x{s['height']}")
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name)
 def test_every_question_fits_on_its_slide(
-    browser: Browser, streamlit_server: StreamlitServer, lesson, size
+    browser: Browser, streamlit_server: StreamlitServer, lesson
 ):
     """With predictions on (q=1), a slide shows its question before the result: that fits too."""
-    _walk_the_slides(browser, streamlit_server, lesson, size, "&q=1")
+    _walk_the_slides(browser, streamlit_server, lesson, PROJECTORS[:1], "&q=1")
 
 
 def _walk_the_slides(
-    browser: Browser, streamlit_server: StreamlitServer, lesson, size: dict, query: str
+    browser: Browser,
+    streamlit_server: StreamlitServer,
+    lesson,
+    sizes: tuple[dict[str, int], ...],
+    query: str,
 ) -> None:
-    page = new_app_page(browser, size)
+    """Step through every slide, each measured at every size in `sizes` (the first is the one
+    the page opens at, and the one of the screenshots)."""
+    page = new_app_page(browser, sizes[0])
     try:
         page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1" + query)
         wait_for_app(page)
@@ -70,16 +74,13 @@ def _walk_the_slides(
             assert _slide_number(page) == (k, count)
             assert_no_problems(page)
             assert_charts_drawn(page)
-            fit = measure(page)
-            if fit.problems():
-                problems[k] = fit.problems()
-            if size == PROJECTORS[0]:
-                name = f"{lesson.name}-{k}{'-q' if query else ''}.png"
-                page.screenshot(path=OUTPUT / "slides" / name)
+            name = f"{lesson.name}-{k}{'-q' if query else ''}.png"
+            if fit := fit_on_projectors(page, sizes, OUTPUT / "slides" / name):
+                problems[k] = fit
             if k < count:
                 with expect_rerun(page):
                     page.keyboard.press("PageDown" if k % 2 else "ArrowRight")
-        assert not problems, f"{lesson.name} at {size}{query}: {problems}"
+        assert not problems, f"{lesson.name}{query}: {problems}"
         expect(page.locator(f".st-key-{lesson.name}_next button")).to_be_disabled()
     finally:
         page.context.close()
