@@ -17,9 +17,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from playwright.async_api import BrowserContext as AsyncBrowserContext
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, sync_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench import chromium
@@ -282,12 +284,64 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
+# --- Nothing leaves the machine ---------------------------------------------------------------
+
+# Schemes that never leave the browser.
+LOCAL_SCHEMES = {"data", "blob", "about", "chrome", "chrome-extension", "devtools"}
+# The servers of these tests (the app, a cluster's proxy) all listen on this machine.
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+OUTSIDE: list[str] = []  # "<how>: <url>" of this test's requests to other hosts, each once
+
+
+def is_outside(url: str) -> bool:
+    """Whether the browser would send this to a host other than this machine."""
+    parts = urlsplit(url)
+    return parts.scheme not in LOCAL_SCHEMES and parts.hostname not in LOOPBACK
+
+
+def note_if_outside(how: str, url: str) -> None:
+    entry = f"{how}: {url}"
+    if is_outside(url) and entry not in OUTSIDE:
+        OUTSIDE.append(entry)
+
+
+def watch_requests(context: BrowserContext | AsyncBrowserContext) -> None:
+    """Note every request and websocket of the context's pages that goes to another host."""
+    context.on("request", lambda r: note_if_outside(f"request ({r.resource_type})", r.url))
+    context.on("page", lambda p: p.on("websocket", lambda ws: note_if_outside("websocket", ws.url)))
+
+
+@pytest.fixture(autouse=True)
+def nothing_leaves_the_machine() -> Iterator[None]:
+    """Every page of every browser test asks only this machine for anything (see
+    test_offline.py): its requests are watched from the first to the last."""
+    OUTSIDE.clear()
+    yield
+    assert not OUTSIDE, f"pages asked other hosts for {len(OUTSIDE)} thing(s):\n" + "\n".join(
+        OUTSIDE
+    )
+
+
+# Every <link> whose href the browser may load by itself (icons, preloads, styles, manifest).
+LINK_HREFS_JS = """() => Array.from(document.querySelectorAll('link[href]'))
+    .map((link) => [link.rel, link.href])"""
+
+
+def assert_links_stay_local(page: Page) -> None:
+    """No <link> of the page points at another host, fetched yet or not."""
+    links = page.evaluate(LINK_HREFS_JS)
+    outside = [f'<link rel="{rel}">: {href}' for rel, href in links if is_outside(href)]
+    assert not outside, f"{page.url} links to other hosts:\n" + "\n".join(outside)
+
+
 def new_app_page(browser: Browser, viewport: dict[str, int] | None = None) -> Page:
-    """A page in a new browser context: its own cookies, so its own Streamlit session.
+    """A page in a new browser context: its own cookies, so its own Streamlit session; its
+    requests are watched (`nothing_leaves_the_machine`).
 
     Close it with `page.context.close()`.
     """
     context = browser.new_context(viewport=viewport or VIEWPORT)
+    watch_requests(context)
     context.add_init_script(RUN_COUNTER_SCRIPT)
     context.set_default_timeout(APP_TIMEOUT_MS)
     return context.new_page()

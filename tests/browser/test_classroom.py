@@ -39,6 +39,7 @@ from .conftest import (
     launch_options,
     new_app_page,
     wait_for_app,
+    watch_requests,
 )
 
 pytestmark = pytest.mark.browser
@@ -48,7 +49,7 @@ STUDENTS = 20
 VISIT_TIMEOUT_MS = 120_000
 # Each student opens one page, a different one per seat: all twenty contexts hit the cold
 # server at the same moment and every page is opened by several students. A second page each
-# (as this test once did) met a warm server and doubled the test's 40 s to 80 s on two cores.
+# (as this test once did) met a warm server and took the test from 50 s to 80 s on two cores.
 PAGES_PER_STUDENT = 1
 APP_STATE_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
@@ -99,6 +100,7 @@ async def _student(
 ) -> list[str]:
     """One student: their own context; PAGES_PER_STUDENT pages, from a different one per seat."""
     context = await browser.new_context(viewport=VIEWPORT)
+    watch_requests(context)
     context.set_default_timeout(VISIT_TIMEOUT_MS)
     try:
         page = await context.new_page()

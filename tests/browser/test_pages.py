@@ -1,4 +1,5 @@
-"""Every page, opened by its URL in a real browser: it loads, shows no error, draws its charts."""
+"""Every page, opened by its URL in a real browser: it loads, shows no error, draws its charts,
+asks no other host for anything."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .conftest import (
     AppPage,
     StreamlitServer,
     assert_charts_drawn,
+    assert_links_stay_local,
     assert_no_problems,
     expect_rerun,
     nav_link,
@@ -38,6 +40,7 @@ def test_page_loads_clean(page: Page, streamlit_server: StreamlitServer, app_pag
     expect(page).to_have_title(app_page.document_title)
     assert_charts_drawn(page)
     assert not errors, f"uncaught JavaScript errors on {app_page.path}: {errors}"
+    assert_links_stay_local(page)  # and nothing_leaves_the_machine checks the requests
     screenshot_whole_page(page, SCREENSHOTS / f"{app_page.name}.png")
 
 
