@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterator
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from lnlab.classroom.store import ClassStore, create_engine, default_store, heavy_line
+from lnlab.classroom.database import LINE_LOCK, Database
+from lnlab.classroom.store import ClassStore, default_store, heavy_line
 from lnlab.errors import BusyError
 
 MAX_WAITING = 30  # visitors in line at most; later ones are refused at once
@@ -35,7 +36,6 @@ TYPICAL_WEIGHT = 0.3  # weight of the newest hold time in the running estimate
 POLL_S = 0.2  # a waiter looks at the line this often (a few ms of CPU per second)
 LEASE_S = 10.0  # a row not refreshed for this long belongs to a dead process and is purged
 BEATS_PER_LEASE = 10  # waiters and the holder refresh their row's beat_at this often
-_LINE_LOCK = 73012026  # PostgreSQL advisory lock key (the store's are 73012024-25)
 _BOOT = secrets.token_hex(4)  # with the pid, tells this process's owners from other servers'
 
 OnWait = Callable[[int], None]
@@ -77,10 +77,7 @@ class FairQueue:
         lease_s: float = LEASE_S,
     ) -> None:
         self.store = store
-        self._engine = create_engine(store.url)
-        # SQLite has one writer at a time: this process's writers queue on a lock, as the store's.
-        sqlite = self._engine.dialect.name == "sqlite"
-        self._write_lock = threading.Lock() if sqlite else contextlib.nullcontext()
+        self._db = Database(store.url)
         self.max_waiting = max_waiting
         self.heartbeat_s = heartbeat_s
         self.lease_s = lease_s
@@ -89,18 +86,7 @@ class FairQueue:
 
     def close(self) -> None:
         """Close the queue's connections (the line stays in the database)."""
-        self._engine.dispose()
-
-    @contextlib.contextmanager
-    def _transaction(self, *, write: bool = False) -> Iterator[Connection]:
-        """A transaction; `write=True` takes SQLite's write lock at BEGIN (see create_engine)."""
-        with (
-            self._write_lock if write else contextlib.nullcontext(),
-            self._engine.connect() as conn,
-        ):
-            conn.execution_options(lnlab_write=write)
-            with conn.begin():
-                yield conn
+        self._db.close()
 
     def _key(self, owner: str) -> str:
         return f"{os.getpid()}.{_BOOT}:{owner}"
@@ -130,21 +116,19 @@ class FairQueue:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[Connection]:
         """A write transaction holding the line's lock, with dead owners' rows purged."""
-        with self._transaction(write=True) as conn:
-            if conn.dialect.name == "postgresql":
-                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LINE_LOCK})
+        with self._db.write(lock=LINE_LOCK) as conn:
             now = time.time()
             conn.execute(heavy_line.delete().where(heavy_line.c.beat_at <= now - self.lease_s))
             yield conn
 
     def place(self, owner: str) -> int | None:
         """0 while `owner` holds the slot, 1.. while waiting (1 = next), None otherwise."""
-        with self._transaction() as conn:
+        with self._db.read() as conn:
             return self._place(self._rows(conn, time.time()), self._key(owner))
 
     def waiting(self) -> int:
         """How many owners are in line (not counting the holder), in every process."""
-        with self._transaction() as conn:
+        with self._db.read() as conn:
             return self._waiting(self._rows(conn, time.time()))
 
     @contextlib.contextmanager
@@ -219,7 +203,7 @@ class FairQueue:
     ) -> None:
         shown, shown_at, beat_at = None, float("-inf"), time.monotonic()
         while True:
-            with self._transaction() as conn:
+            with self._db.read() as conn:
                 rows = self._rows(conn, time.time())
             place = self._place(rows, key)
             if place is None:
@@ -255,7 +239,7 @@ class FairQueue:
             return True
 
     def _beat(self, key: str) -> None:
-        with self._transaction(write=True) as conn:
+        with self._db.write() as conn:
             conn.execute(
                 heavy_line.update().where(heavy_line.c.owner == key).values(beat_at=time.time())
             )
@@ -285,7 +269,7 @@ class FairQueue:
             self._typical_s = (
                 held_s if not self._typical_s else (1 - w) * self._typical_s + w * held_s
             )
-        with self._transaction(write=True) as conn:
+        with self._db.write() as conn:
             conn.execute(heavy_line.delete().where(heavy_line.c.owner == key))
 
 

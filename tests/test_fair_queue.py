@@ -171,7 +171,7 @@ def test_no_deadlock_when_the_holder_raises(make) -> None:
 
 def test_a_database_that_does_not_answer_refuses_with_a_message(make) -> None:
     queue = make()
-    queue._engine = sa.create_engine("postgresql+psycopg://nobody@127.0.0.1:9/none")
+    queue._db.engine = sa.create_engine("postgresql+psycopg://nobody@127.0.0.1:9/none")
     with pytest.raises(BusyError, match="its database did not answer"), queue.turn("a"):
         pass
 

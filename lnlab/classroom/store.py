@@ -17,7 +17,6 @@ Nothing personal is stored: a student is a random id and an optional nickname (2
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import functools
 import hashlib
@@ -25,16 +24,16 @@ import io
 import os
 import re
 import secrets
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from lnlab.classroom.database import MIGRATION_LOCK, OPEN_LOCK, Database
 from lnlab.classroom.live import LiveQuestion
 from lnlab.errors import InputError
 from lnlab.quiz import group_name
@@ -252,8 +251,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             beat_at DOUBLE PRECISION NOT NULL)""",
     ),
 )
-# PostgreSQL advisory lock keys: one held while migrating, one while opening a class.
-_MIGRATION_LOCK, _OPEN_LOCK = 73012024, 73012025
 
 
 def database_url(url: str | None = None) -> str:
@@ -270,48 +267,6 @@ def database_url(url: str | None = None) -> str:
     return url
 
 
-def _wal(cursor: sqlite3.Cursor, tries: int = 100) -> None:
-    """Put the database in WAL mode (readers do not wait for the writer). Two processes opening
-    a new file at once may find it locked: SQLite does not wait (busy_timeout) for this
-    statement, so it is tried again, 20 ms apart."""
-    for attempt in range(tries):
-        try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == tries - 1:
-                raise
-            time.sleep(0.02)
-
-
-def create_engine(url: str) -> Engine:
-    """The engine the store uses for `url` (SQLite: WAL, busy timeout, writers BEGIN IMMEDIATE)."""
-    if not url.startswith("sqlite"):
-        return sa.create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
-    engine = sa.create_engine(
-        url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10
-    )
-
-    @sa.event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record) -> None:
-        # Take transactions into our own hands (pysqlite's implicit BEGIN is deferred).
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=30000")
-        _wal(cursor)
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.close()
-
-    @sa.event.listens_for(engine, "begin")
-    def _begin(conn: Connection) -> None:
-        # A writing transaction takes SQLite's write lock at once: two writers never both read
-        # a count and then both insert; the second waits (busy_timeout) instead of failing.
-        write = conn.get_execution_options().get("lnlab_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-    return engine
-
-
 class ClassStore:
     """Live classes in one database; safe to share between threads and processes."""
 
@@ -325,36 +280,20 @@ class ClassStore:
         self.url = database_url(url)
         self.clock = clock
         self.limits = limits
-        self._engine = create_engine(self.url)
-        self._postgres = self._engine.dialect.name == "postgresql"
-        self._write_lock = contextlib.nullcontext() if self._postgres else threading.Lock()
+        self._db = Database(self.url)
         # answer()'s statements, chosen once: on PostgreSQL the context query also locks the
         # student's row, so one student's answers queue and the answers cap holds
         self._answer_context = (
-            _ANSWER_CONTEXT.with_for_update(of=students) if self._postgres else _ANSWER_CONTEXT
+            _ANSWER_CONTEXT.with_for_update(of=students) if self._db.postgres else _ANSWER_CONTEXT
         )
-        self._insert_answer = _insert(self._engine)(answers)
+        self._insert_answer = _insert(self._db.engine)(answers)
         self.migrate()
 
     def close(self) -> None:
         """Close the store's connections (the data stays in the database)."""
-        self._engine.dispose()
+        self._db.close()
 
     # --- transactions and schema -------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[Connection]:
-        # SQLite has one writer at a time: this process's writers queue on a lock rather than
-        # in SQLite's busy handler, which sleeps up to 100 ms between tries.
-        with self._write_lock, self._engine.connect() as conn:
-            conn.execution_options(lnlab_write=True)
-            with conn.begin():
-                yield conn
-
-    @contextlib.contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn, conn.begin():
-            yield conn
 
     def migrate(self, migrations: Sequence[Sequence[str]] = MIGRATIONS) -> int:
         """Run the migrations the database has not had yet; returns the version found before.
@@ -362,11 +301,7 @@ class ClassStore:
         Several processes may open the store at once: PostgreSQL serialises them on an advisory
         lock, SQLite on its write lock (BEGIN IMMEDIATE), so each migration runs exactly once.
         """
-        with self._write() as conn:
-            if self._postgres:
-                conn.execute(
-                    sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
-                )
+        with self._db.write(lock=MIGRATION_LOCK) as conn:
             conn.exec_driver_sql(
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
             )
@@ -383,7 +318,7 @@ class ClassStore:
             return found
 
     def schema_version(self) -> int:
-        with self._read() as conn:
+        with self._db.read() as conn:
             return _version(conn)
 
     # --- helpers -------------------------------------------------------------------------------
@@ -443,9 +378,7 @@ class ClassStore:
     def open_class(self, now: float | None = None) -> NewClass:
         """A new class with a fresh code and teacher secret; ended classes are purged first."""
         now = self.clock() if now is None else now
-        with self._write() as conn:
-            if self._postgres:  # serialise openers so the cap holds across processes
-                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _OPEN_LOCK})
+        with self._db.write(lock=OPEN_LOCK) as conn:  # openers one at a time: the cap holds
             self._purge(conn, now)
             if self._count(conn, classes) >= self.limits.classes:
                 raise ClassError(
@@ -477,7 +410,7 @@ class ClassStore:
 
     def end_class(self, code: str, teacher_secret: str) -> None:
         """End a class now (frees its slot under the per-server cap)."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             row = self._teacher(conn, code, teacher_secret, "end it")
             conn.execute(
                 classes.update().where(classes.c.code == row.code).values(expires_at=self.clock())
@@ -487,7 +420,7 @@ class ClassStore:
         """Make `question` the class's current one; re-posing a qid keeps its answers and reveal."""
         if not isinstance(question, LiveQuestion):
             raise TypeError("pose takes a LiveQuestion")
-        with self._write() as conn:
+        with self._db.write() as conn:
             row = self._teacher(conn, code, teacher_secret, "pose questions")
             known = self._count(
                 conn, questions, questions.c.code == row.code, questions.c.qid == question.qid
@@ -515,7 +448,7 @@ class ClassStore:
 
     def reveal(self, code: str, teacher_secret: str, qid: str) -> None:
         """Show the class the answer to `qid` (students' scores count it from now on)."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             row = self._teacher(conn, code, teacher_secret, "reveal the answer")
             self._question(conn, row.code, qid)
             conn.execute(
@@ -526,7 +459,7 @@ class ClassStore:
 
     def tally(self, code: str, teacher_secret: str, qid: str) -> Tally:
         """How many joined, how many answered `qid`, and how many fell into each group."""
-        with self._read() as conn:
+        with self._db.read() as conn:
             row = self._teacher(conn, code, teacher_secret, "see the answers")
             question = _question_from(self._question(conn, row.code, qid).body)
             joined = self._count(conn, students, students.c.code == row.code)
@@ -540,7 +473,7 @@ class ClassStore:
 
     def roster(self, code: str, teacher_secret: str) -> list[str]:
         """The nicknames students gave, in the order they joined (anonymous ones are left out)."""
-        with self._read() as conn:
+        with self._db.read() as conn:
             row = self._teacher(conn, code, teacher_secret, "see who joined")
             names = conn.execute(
                 sa.select(students.c.nickname)
@@ -552,7 +485,7 @@ class ClassStore:
     def counts_csv(self, code: str, teacher_secret: str) -> str:
         """One row per question and group, in posing order: question, prompt, group (its key),
         answer (the group's name: "Right", the misconception's name, "Something else"), count."""
-        with self._read() as conn:
+        with self._db.read() as conn:
             row = self._teacher(conn, code, teacher_secret, "download the answers")
             posed = conn.execute(
                 sa.select(questions.c.qid, questions.c.body)
@@ -579,7 +512,7 @@ class ClassStore:
 
     def check_code(self, code: str) -> ClassInfo:
         """The class a typed code names, or ClassError saying what is wrong with the code."""
-        with self._read() as conn:
+        with self._db.read() as conn:
             row = self._class(conn, code)
             joined = self._count(conn, students, students.c.code == row.code)
         return ClassInfo(row.code, row.expires_at, joined)
@@ -588,7 +521,7 @@ class ClassStore:
         """The student's id in the class: the same one for a known id (a reload keeps the score),
         else a new random one. A non-empty nickname replaces the one stored."""
         nickname = check_nickname(nickname)
-        with self._write() as conn:
+        with self._db.write() as conn:
             row = self._class(conn, code, lock=True)  # serialises joins: the cap holds
             if student_id is not None and self._student(conn, row.code, student_id):
                 if nickname:
@@ -612,7 +545,7 @@ class ClassStore:
 
     def current(self, code: str) -> Posed | None:
         """The question the class is on, and whether its answer has been revealed."""
-        with self._read() as conn:
+        with self._db.read() as conn:
             row = self._class(conn, code)
             if row.current_qid is None:
                 return None
@@ -630,7 +563,7 @@ class ClassStore:
             raise ClassError("join the class first (your place in it was not found)")
         if not _is_key(qid):
             return False
-        with self._write() as conn:
+        with self._db.write() as conn:
             # One round trip for what the checks need (and the student's row lock, see __init__).
             row = conn.execute(
                 self._answer_context, {"code": code, "sid": student_id, "now": self.clock()}
@@ -659,7 +592,7 @@ class ClassStore:
 
     def my_answer(self, code: str, student_id: str, qid: str) -> str | None:
         """The option this student chose for `qid`, or None (only ever the caller's own)."""
-        with self._read() as conn:
+        with self._db.read() as conn:
             row = self._class(conn, code)
             if not (_is_key(student_id) and _is_key(qid)):
                 return None
@@ -674,7 +607,7 @@ class ClassStore:
     def score(self, code: str, student_id: str) -> tuple[int, int]:
         """(right, answered) over the questions whose answer has been revealed, so that the
         score never gives an answer away before the teacher shows it."""
-        with self._read() as conn:
+        with self._db.read() as conn:
             row = self._class(conn, code)
             if not _is_key(student_id):
                 return 0, 0
