@@ -23,6 +23,7 @@ from lnlab.classroom.store import (
     MIGRATIONS,
     ClassError,
     ClassStore,
+    Following,
     Limits,
     display_code,
     new_code,
@@ -148,6 +149,9 @@ def test_teacher_actions_need_the_secret(posed) -> None:
             store.counts_csv(code, wrong)
         with pytest.raises(ClassError, match="only the teacher"):
             store.end_class(code, wrong)
+        with pytest.raises(ClassError, match="only the teacher"):
+            store.check_teacher(code, wrong)
+    store.check_teacher(code.lower(), secret)  # the right secret: no error
     assert store.current(code).question.qid == "q1"
     assert not store.current(code).revealed
 
@@ -213,8 +217,9 @@ def test_students_can_read_only_their_own_answer(posed) -> None:
     assert store.my_answer(code, bob, "q1") is None
     assert store.my_answer(code, "someone-else", "q1") is None
     # No student-facing method takes anything but the caller's own id, or returns others' data.
-    student_api = {"check_code", "join", "current", "answer", "my_answer", "score"}
+    student_api = {"check_code", "join", "current", "answer", "my_answer", "score", "follow"}
     teacher_api = {"pose", "reveal", "tally", "roster", "counts_csv", "end_class"}
+    teacher_api |= {"check_teacher"}
     public = {name for name in vars(ClassStore) if not name.startswith("_")}
     assert public == student_api | teacher_api | {
         "open_class",
@@ -240,6 +245,23 @@ def test_score_counts_revealed_questions_and_survives_a_reload(posed) -> None:
     assert store.join(code, "forged-or-stale") != "forged-or-stale"
 
 
+def test_follow_is_current_my_answer_and_score_at_once(store: ClassStore) -> None:
+    new = store.open_class()
+    code, secret = new.code, new.teacher_secret
+    ann, bob = store.join(code), store.join(code)
+    assert store.follow(code, ann) == Following(None, None, 0, 0)  # before the first question
+    store.pose(code, secret, question("q1"))
+    store.answer(code, ann, "q1", "5")
+    for when in ("answered", "revealed"):
+        for student in (ann, bob):
+            mine, score = store.my_answer(code, student, "q1"), store.score(code, student)
+            expected = Following(store.current(code), mine, *score)
+            assert store.follow(code, student) == expected, (when, student)
+        store.reveal(code, secret, "q1")
+    assert store.follow(code, ann) == Following(store.current(code), "5", 1, 1)
+    assert store.follow(code, bob).mine is None
+
+
 X = object()  # where a hostile value goes in a call
 HOSTILE = (None, 7, ["q1"], "", "\x00", "q1\x00", "x" * 100_000, "'; DROP TABLE answers; --")
 
@@ -261,6 +283,8 @@ def test_anything_a_student_sends_gets_a_message_or_nothing(posed) -> None:
         ("my_answer", (code, X, "q1")),
         ("my_answer", (code, student, X)),
         ("score", (code, X)),
+        ("follow", (X, student)),
+        ("follow", (code, X)),
         ("tally", (code, secret, X)),
         ("reveal", (code, X, "q1")),
     ]
@@ -269,6 +293,10 @@ def test_anything_a_student_sends_gets_a_message_or_nothing(posed) -> None:
             try:
                 result = getattr(store, method)(*(bad if a is X else a for a in args))
             except ClassError:
+                continue
+            if isinstance(result, Following):  # a stranger follows with nothing of their own
+                result = (result.mine, result.right, result.answered)
+                assert result == (None, 0, 0), (method, bad)
                 continue
             assert result in (False, None, (0, 0)) or isinstance(result, str), (method, bad)
     assert store.tally(code, secret, "q1").answered == 0

@@ -81,6 +81,17 @@ class Posed:
 
 
 @dataclass(frozen=True)
+class Following:
+    """What a student's device shows: the question asked now (None before the first), the
+    option this student chose for it (None if none yet), and their score (see `score`)."""
+
+    posed: Posed | None
+    mine: str | None
+    right: int
+    answered: int
+
+
+@dataclass(frozen=True)
 class Tally:
     joined: int
     answered: int
@@ -471,6 +482,11 @@ class ClassStore:
         by_group = dict.fromkeys(question.groups, 0) | {grp: n for grp, n in counts}
         return Tally(joined, sum(by_group.values()), by_group)
 
+    def check_teacher(self, code: str, teacher_secret: str) -> None:
+        """Nothing if `teacher_secret` is this class's, else ClassError saying what is wrong."""
+        with self._db.read() as conn:
+            self._teacher(conn, code, teacher_secret, "open the teacher's view")
+
     def roster(self, code: str, teacher_secret: str) -> list[str]:
         """The nicknames students gave, in the order they joined (anonymous ones are left out)."""
         with self._db.read() as conn:
@@ -546,11 +562,22 @@ class ClassStore:
     def current(self, code: str) -> Posed | None:
         """The question the class is on, and whether its answer has been revealed."""
         with self._db.read() as conn:
-            row = self._class(conn, code)
-            if row.current_qid is None:
-                return None
-            question = self._question(conn, row.code, row.current_qid)
+            return self._current(conn, self._class(conn, code))
+
+    def _current(self, conn: Connection, row: sa.Row) -> Posed | None:
+        if row.current_qid is None:
+            return None
+        question = self._question(conn, row.code, row.current_qid)
         return Posed(_question_from(question.body), bool(question.revealed))
+
+    def follow(self, code: str, student_id: str) -> Following:
+        """`current`, `my_answer` for the current question and `score`, in one transaction: a
+        student's device asks every 1.5 s (lnlab.ui.classroom.STUDENT_POLL_S), a whole class."""
+        with self._db.read() as conn:
+            row = self._class(conn, code)
+            posed = self._current(conn, row)
+            mine = self._my_answer(conn, row, student_id, posed.question.qid) if posed else None
+            return Following(posed, mine, *self._score(conn, row, student_id))
 
     def answer(self, code: str, student_id: str, qid: str, option: str) -> bool:
         """Record the student's first answer to the current question `qid`.
@@ -593,40 +620,42 @@ class ClassStore:
     def my_answer(self, code: str, student_id: str, qid: str) -> str | None:
         """The option this student chose for `qid`, or None (only ever the caller's own)."""
         with self._db.read() as conn:
-            row = self._class(conn, code)
-            if not (_is_key(student_id) and _is_key(qid)):
-                return None
-            return conn.execute(
-                sa.select(answers.c.option).where(
-                    answers.c.code == row.code,
-                    answers.c.student_id == student_id,
-                    answers.c.qid == qid,
-                )
-            ).scalar()
+            return self._my_answer(conn, self._class(conn, code), student_id, qid)
+
+    def _my_answer(self, conn: Connection, row: sa.Row, student_id: str, qid: str) -> str | None:
+        if not (_is_key(student_id) and _is_key(qid)):
+            return None
+        return conn.execute(
+            sa.select(answers.c.option).where(
+                answers.c.code == row.code,
+                answers.c.student_id == student_id,
+                answers.c.qid == qid,
+            )
+        ).scalar()
 
     def score(self, code: str, student_id: str) -> tuple[int, int]:
         """(right, answered) over the questions whose answer has been revealed, so that the
         score never gives an answer away before the teacher shows it."""
         with self._db.read() as conn:
-            row = self._class(conn, code)
-            if not _is_key(student_id):
-                return 0, 0
-            right, answered = conn.execute(
-                sa.select(sa.func.coalesce(sa.func.sum(answers.c.correct), 0), sa.func.count())
-                .select_from(
-                    answers.join(
-                        questions,
-                        sa.and_(
-                            questions.c.code == answers.c.code, questions.c.qid == answers.c.qid
-                        ),
-                    )
+            return self._score(conn, self._class(conn, code), student_id)
+
+    def _score(self, conn: Connection, row: sa.Row, student_id: str) -> tuple[int, int]:
+        if not _is_key(student_id):
+            return 0, 0
+        right, answered = conn.execute(
+            sa.select(sa.func.coalesce(sa.func.sum(answers.c.correct), 0), sa.func.count())
+            .select_from(
+                answers.join(
+                    questions,
+                    sa.and_(questions.c.code == answers.c.code, questions.c.qid == answers.c.qid),
                 )
-                .where(
-                    answers.c.code == row.code,
-                    answers.c.student_id == student_id,
-                    questions.c.revealed == 1,
-                )
-            ).one()
+            )
+            .where(
+                answers.c.code == row.code,
+                answers.c.student_id == student_id,
+                questions.c.revealed == 1,
+            )
+        ).one()
         return int(right), int(answered)
 
 

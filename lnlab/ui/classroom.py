@@ -91,7 +91,7 @@ def take_link() -> None:
     try:
         link = read_link(found)
         if isinstance(link, TeacherLink):
-            default_store().roster(link.code, link.secret)  # checks the code and the secret
+            default_store().check_teacher(link.code, link.secret)
             st.session_state[TEACHER_KEY] = link
         elif link is not None and link.me is not None:
             me = default_store().join(link.code, student_id=link.me)
@@ -376,23 +376,20 @@ def student_view() -> None:
     me = studying()
     if me is None:
         return
-    store = default_store()
     try:
-        posed = store.current(me.code)
-        right, answered = store.score(me.code, me.me)
-        mine = store.my_answer(me.code, me.me, posed.question.qid) if posed else None
+        now = default_store().follow(me.code, me.me)
     except InputError as err:
         show_error(err)
         return
     if problem := st.session_state.pop("_live_answer_problem", None):
         show_error(problem)
-    if posed is None:
+    if now.posed is None:
         st.info("Waiting for the teacher's first question…", icon=":material/hourglass:")
     else:
-        _question(me, posed.question, posed.revealed, mine)
+        _question(me, now.posed.question, now.posed.revealed, now.mine)
     st.metric(
         "Your score",
-        f"{right} / {answered}",
+        f"{now.right} / {now.answered}",
         help="Right answers / answers, over the questions revealed so far",
     )
 
