@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.export import Download, Exports
-from lnlab.misconceptions import MISCONCEPTIONS
-from lnlab.quiz import OTHER, RIGHT, Question, diagnose, options
-
-GROUP_ORDER = (RIGHT, *MISCONCEPTIONS, OTHER)  # the order of the bars, top down
+from lnlab.quiz import Question, diagnose, options
 
 
 def live_question(question: Question, page: str) -> LiveQuestion | None:
@@ -27,13 +24,6 @@ def live_question(question: Question, page: str) -> LiveQuestion | None:
         d = diagnose(question, text)
         found.append(LiveOption(text, d.group, d.message))
     return LiveQuestion(question.qid, page, question.prompt, tuple(found), question.explanation)
-
-
-def groups(question: LiveQuestion) -> tuple[str, ...]:
-    """The groups the question's options fall in: the right answer first, then the
-    misconceptions in lnlab.misconceptions' order, "other" last."""
-    present = {o.group for o in question.options}
-    return tuple(g for g in GROUP_ORDER if g in present)
 
 
 def right_options(question: LiveQuestion) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import validated
 
-from lnlab.live_class import class_exports, groups, live_question, right_options
+from lnlab.live_class import class_exports, live_question, right_options
 from lnlab.misconceptions import MISCONCEPTIONS
 from lnlab.plots.live import RIGHT_COLOUR, WRONG_COLOUR, tally_bars
 from lnlab.quiz import OTHER, RIGHT, Question, Wrong, diagnose, group_name, options
@@ -26,7 +26,7 @@ def test_live_question_carries_every_option_with_its_group_and_feedback():
         d = diagnose(QUESTION, option.text)
         assert (option.group, option.feedback) == (d.group, d.message)
     assert right_options(live) == ("5",)
-    assert groups(live) == (RIGHT, "d_minus_1", "no_eps")  # right first, then as listed
+    assert live.groups == (RIGHT, "d_minus_1", "no_eps")  # right first, then as listed
 
 
 def test_choice_questions_keep_their_choices():
@@ -34,7 +34,7 @@ def test_choice_questions_keep_their_choices():
     live = live_question(q, "padding")
     assert [o.text for o in live.options] == ["a", "b", "c"]
     assert right_options(live) == ("b",)
-    assert groups(live) == (RIGHT, OTHER)
+    assert live.groups == (RIGHT, OTHER)
 
 
 def test_the_answers_chart_names_groups_by_misconception_and_shows_zeros():

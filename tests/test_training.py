@@ -316,12 +316,17 @@ def test_a_run_past_the_time_cap_gives_a_message_and_frees_the_config() -> None:
     assert lab.cached(TINY) is None and not lab._flights  # the next ask runs it again
 
 
-def test_the_cache_is_bounded(tiny_lab) -> None:
+def test_the_cache_is_bounded_and_keeps_the_recently_used(tiny_lab) -> None:
+    """Seeds 0 and 1 fill a cache of two; asking for seed 0 again (train, as a visitor does)
+    makes seed 1 the least recently used, so seed 2 pushes seed 1 out."""
     lab = Lab(_SlowWorker(tiny_lab), cache_size=2)  # type: ignore[arg-type]
-    for seed in range(3):
-        lab.train(TrainConfig(variants=("pre",), layers=1, steps=20, seed=seed), "v")
-    assert lab.cached(TrainConfig(variants=("pre",), layers=1, steps=20, seed=0)) is None
-    assert lab.cached(TrainConfig(variants=("pre",), layers=1, steps=20, seed=2)) is not None
+    configs = [TrainConfig(variants=("pre",), layers=1, steps=20, seed=seed) for seed in range(3)]
+    lab.train(configs[0], "v")
+    lab.train(configs[1], "v")
+    lab.train(configs[0], "v")
+    lab.train(configs[2], "v")
+    assert lab.worker.calls == 3
+    assert [lab.cached(c) is not None for c in configs] == [True, False, True]
 
 
 def test_the_script_reproduces_the_run(tmp_path, tiny_lab) -> None:

@@ -11,11 +11,17 @@ import json
 from dataclasses import dataclass
 
 from lnlab.errors import InputError
+from lnlab.misconceptions import MISCONCEPTIONS
+from lnlab.quiz import OTHER, RIGHT
 
-RIGHT = "right"
+GROUP_ORDER = (RIGHT, *MISCONCEPTIONS, OTHER)  # the order of the teacher's bars and the CSV
 MAX_OPTIONS = 12
 MAX_TEXT = 2_000  # characters in a prompt, option, feedback or explanation
 MAX_KEY = 100  # characters in a qid, page or group key
+
+
+def _group_rank(group: str) -> int:
+    return GROUP_ORDER.index(group) if group in GROUP_ORDER else len(GROUP_ORDER)
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,16 @@ class LiveQuestion:
 
     @property
     def groups(self) -> tuple[str, ...]:
-        """The groups of the options, each once, in option order."""
-        return tuple(dict.fromkeys(option.group for option in self.options))
+        """The groups of the options, each once: the right answer first, then the
+        misconceptions in lnlab.misconceptions' order, "other" last (a group this code does
+        not know, from a stored question, after them in option order)."""
+        present = dict.fromkeys(option.group for option in self.options)
+        return tuple(
+            sorted(
+                present,
+                key=lambda g: GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER),
+            )
+        )
 
     def to_json(self) -> str:
         return json.dumps(

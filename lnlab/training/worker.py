@@ -67,10 +67,14 @@ class Lab:
     def cached(self, config: TrainConfig) -> LabResult | None:
         """The finished result for `config`, or None."""
         with self._lock:
-            if config in self._cache:
-                self._cache.move_to_end(config)
-                return self._cache[config]
-            return None
+            return self._hit(config)
+
+    def _hit(self, config: TrainConfig) -> LabResult | None:
+        """The cached result, now the most recently used, or None (call with the lock held)."""
+        result = self._cache.get(config)
+        if result is not None:
+            self._cache.move_to_end(config)
+        return result
 
     def train(
         self,
@@ -86,8 +90,8 @@ class Lab:
         """
         report = on_progress or (lambda done, total, seconds: None)
         with self._lock:
-            if config in self._cache:
-                return self._cache[config]
+            if (hit := self._hit(config)) is not None:
+                return hit
             flight = self._flights.get(config)
             leader = flight is None
             if leader:

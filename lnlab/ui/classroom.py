@@ -34,7 +34,7 @@ from lnlab.class_links import (
 from lnlab.classroom.live import LiveQuestion
 from lnlab.classroom.store import default_store, display_code, normalize_code
 from lnlab.errors import InputError
-from lnlab.live_class import groups, live_question, right_options
+from lnlab.live_class import live_question, right_options
 from lnlab.markdown import plain
 from lnlab.plots.live import tally_bars
 from lnlab.quiz import Question
@@ -270,7 +270,7 @@ def live_counts(me: TeacherLink, asked: LiveQuestion | None = None) -> None:
                 args=(me, "reveal", live.qid),
             )
     st.plotly_chart(
-        tally_bars(groups(live), tally.by_group),
+        tally_bars(live.groups, tally.by_group),
         key="live_bars",
         config={"displayModeBar": False},
     )
