@@ -25,7 +25,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from bench import chromium
-from bench.report import record
+from bench.report import load_average, record
 from lnlab.cluster import free_port, healthy
 from lnlab.numbers import fmt
 
@@ -369,9 +369,8 @@ def main() -> None:
     rows, notes = asyncio.run(measure())
     load_after = os.getloadavg()
     notes.append(
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.1f}' for v in load_before)}; "
-        f"after: {', '.join(f'{v:.1f}' for v in load_after)} on {os.cpu_count()} CPUs "
-        f"(shared with other work; the browser runs on the same cores). "
+        f"{load_average(load_before, load_after)} "
+        "(shared with other work; the browser runs on the same cores). "
         f"Total {time.monotonic() - start:.0f} s. Edit = type '1, 2, 3, 4, k' in the text "
         "box, Ctrl+Enter, until the new mean (sum) is on screen."
     )

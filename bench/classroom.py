@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from bench.report import record
+from bench.report import load_average, record
 from lnlab.classroom.database import create_engine
 from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.classroom.store import ClassStore, Limits
@@ -108,7 +108,7 @@ def databases() -> Iterator[list[tuple[str, str]]]:
 
 
 def main() -> None:
-    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    load_before = os.getloadavg()
     rows = [
         [
             "database",
@@ -135,7 +135,7 @@ def main() -> None:
                         "yes" if counted else "NO",
                     ]
                 )
-    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    load_after = os.getloadavg()
     record(
         "classroom",
         "Class store: a class answering at once",
@@ -148,8 +148,7 @@ def main() -> None:
             "answers commit one at a time; PostgreSQL commits them in parallel (one pool of up "
             "to 30 connections). The 300-student run raises the per-class cap (200) for the "
             "measurement. "
-            f"Load average (1, 5, 15 min) before: {', '.join(load_before)}; after: "
-            f"{', '.join(load_after)} on {os.cpu_count()} CPUs shared with other work, so "
+            f"{load_average(load_before, load_after)} shared with other work, so "
             "treat the numbers as a lower bound."
         ),
     )

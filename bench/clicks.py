@@ -41,7 +41,7 @@ from bench.browser import (
     serve,
     settled,
 )
-from bench.report import record
+from bench.report import load_average, record
 from bench.sessions import Run, Session, WrongPage, cpu_s, open_session
 
 CLICKS = 40
@@ -256,8 +256,7 @@ def main() -> None:
         "of the floor's; full rerun within 50 ms of CPU above it; the burst's p95 under "
         "500 ms; in Chromium, click to settled within 2x of the floor's (median). In "
         f"Chromium, {BROWSER_CLICKS} clicks after a warm-up pass, one page at a time. "
-        f"Load average before: {', '.join(f'{v:.1f}' for v in load_before)}; after: "
-        f"{', '.join(f'{v:.1f}' for v in load_after)} on {os.cpu_count()} CPUs. Total "
+        f"{load_average(load_before, load_after)}. Total "
         f"{time.monotonic() - start:.0f} s."
     )
     record("clicks", "What a click costs: lesson against a Previous/Next floor", rows, notes)

@@ -18,7 +18,7 @@ from contextlib import AsyncExitStack
 
 from bench.browser import LNLAB as APP
 from bench.browser import percentile, serve
-from bench.report import record
+from bench.report import load_average, record
 from bench.sessions import open_session, page_session
 
 ROUNDS = 3
@@ -88,9 +88,8 @@ def main() -> None:
     ]
     notes = (
         "Each server new; the victim opens /step_through and edits, then the first visitor "
-        "opens /gpu (which needs torch) while the victim goes on editing. Load average "
-        f"before: {', '.join(f'{v:.1f}' for v in load)}; after: "
-        f"{', '.join(f'{v:.1f}' for v in after)} on 2 CPUs shared with other work. "
+        "opens /gpu (which needs torch) while the victim goes on editing. "
+        f"{load_average(load, after)} shared with other work. "
         f"Total {time.perf_counter() - start:.0f} s."
     )
     print(

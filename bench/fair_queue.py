@@ -15,10 +15,9 @@ import os
 import random
 import threading
 import time
-from pathlib import Path
 
 from bench.classroom import databases, floor, percentile
-from bench.report import record
+from bench.report import load_average, record
 from lnlab.classroom.store import ClassStore
 from lnlab.fair_queue import POLL_S, FairQueue
 
@@ -69,7 +68,7 @@ def handoffs(queue: FairQueue) -> list[float]:
 
 
 def main() -> None:
-    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    load_before = os.getloadavg()
     rows = [
         [
             "database",
@@ -104,7 +103,7 @@ def main() -> None:
                 )
             finally:
                 store.close()
-    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    load_after = os.getloadavg()
     record(
         "fair_queue",
         "The heavy-work line in the database: overhead",
@@ -114,8 +113,7 @@ def main() -> None:
             f"waiters poll every {POLL_S:.1f} s and the holder releases at a random moment, so "
             "a hand-off waits half of that on average. CPU is this process's (PostgreSQL's "
             "server work is not in it). "
-            f"Load average (1, 5, 15 min) before: {', '.join(load_before)}; after: "
-            f"{', '.join(load_after)} on {os.cpu_count()} CPUs shared with other work, so "
+            f"{load_average(load_before, load_after)} shared with other work, so "
             "treat the numbers as an upper bound."
         ),
     )

@@ -32,7 +32,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.browser import LNLAB as APP
 from bench.browser import percentile, serve
-from bench.report import record
+from bench.report import load_average, record
 from bench.sessions import Session, cpu_s, open_session
 
 FLOOD = 2_000
@@ -175,8 +175,7 @@ def main() -> None:
         f"{FLOOD} rerun requests sent on one websocket as fast as it takes them; the victim "
         f"(another session) edits the step-through text box back to back for {WINDOW_S:.0f} s "
         "from the flood's start; its first edit is the one that waited behind the flood. "
-        f"Load average before: {', '.join(f'{v:.1f}' for v in load_before)}; after: "
-        f"{', '.join(f'{v:.1f}' for v in load_after)} on 2 CPUs shared with other work. "
+        f"{load_average(load_before, load_after)} shared with other work. "
         f"Total {time.perf_counter() - start:.0f} s."
     )
     print(record("flood", "A rerun flood against another session", table, notes))

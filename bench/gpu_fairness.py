@@ -34,7 +34,7 @@ from pathlib import Path
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.browser import LNLAB, ROOT, Server, percentile, serve
-from bench.report import record
+from bench.report import load_average, record
 from bench.sessions import Run, Session, cpu_s, open_session
 
 EDITORS = 5
@@ -240,9 +240,7 @@ def main() -> None:
         "Edit latency: rerun request to script_finished, the new mean checked. Server CPU is "
         "the streamlit process's; this checkout's benchmark worker is a separate process "
         f"(nice +10). A refused visitor presses again after {REFUSED_PAUSE_S:g} s.",
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.1f}' for v in load_before)}; "
-        f"after: {', '.join(f'{v:.1f}' for v in load_after)} on {os.cpu_count()} CPUs shared "
-        f"with other work. The client used "
+        f"{load_average(load_before, load_after)} shared with other work. The client used "
         f"{time.process_time() - cpu_start:.0f} s of CPU on the same cores. Total "
         f"{time.monotonic() - start:.0f} s.",
     ]

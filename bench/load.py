@@ -46,7 +46,7 @@ from websockets.typing import Subprotocol
 
 from bench.browser import LNLAB, percentile, rss_of
 from bench.clicks import LESSON, _section_number
-from bench.report import record
+from bench.report import load_average, record
 from bench.sessions import STREAM, Run, Session, WrongPage, cpu_of
 from lnlab import haproxy
 from lnlab.cluster import Cluster, free_port
@@ -453,9 +453,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             + (f"{fault.back_after_s:.1f} s." if fault.back_after_s is not None else "— (not).")
         )
     notes.append(
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.1f}' for v in load_before)}; "
-        f"after: {', '.join(f'{v:.1f}' for v in load_after)} on {os.cpu_count()} CPUs shared "
-        "with other work (other sessions' builds and tests ran meanwhile). The client (every "
+        f"{load_average(load_before, load_after)} shared with other work (other sessions' "
+        "builds and tests ran meanwhile). The client (every "
         f"student, one Python process) used {time.process_time() - client_cpu:.0f} s of CPU on "
         f"the same cores. Total {time.monotonic() - start:.0f} s."
     )

@@ -20,7 +20,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.browser import LNLAB as APP
 from bench.browser import serve
-from bench.report import record
+from bench.report import load_average, record
 from bench.sessions import Session, page_session
 from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings
 
@@ -103,8 +103,7 @@ def main() -> None:
     ]
     notes = (
         "Each page with its biggest text box holding a 64 x 64 matrix of full-precision "
-        "numbers, then Next through its lesson. Load average before: "
-        f"{', '.join(f'{v:.1f}' for v in load)} on 2 CPUs. "
+        f"numbers, then Next through its lesson. {load_average(load, os.getloadavg())}. "
         f"Total {time.perf_counter() - start:.0f} s."
     )
     print(record("messages", "The largest websocket messages", table, notes))

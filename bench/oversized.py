@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed
 
 from bench.browser import LNLAB as APP
 from bench.browser import serve
-from bench.report import record
+from bench.report import load_average, record
 from bench.sessions import page_session
 
 SESSIONS = 8
@@ -96,8 +96,8 @@ def main() -> None:
     notes = (
         f"{WAVES} waves of {SESSIONS} sessions at once, each {ROUNDS} rerun requests with the "
         f"text box {BOX} and three made-up widgets holding the value, then a normal edit; RSS one "
-        "second after the sessions have closed. Load average before: "
-        f"{', '.join(f'{v:.1f}' for v in load)} on 2 CPUs shared with other work. "
+        "second after the sessions have closed. "
+        f"{load_average(load, os.getloadavg())} shared with other work. "
         f"Total {time.perf_counter() - start:.0f} s."
     )
     print(record("oversized", "Oversized values over the websocket", table, notes))

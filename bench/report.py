@@ -17,6 +17,19 @@ def machine() -> str:
     return f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
+def load_average(before: Sequence[float], after: Sequence[float]) -> str:
+    """The line every benchmark's notes give, since other work shares the cores: "Load average
+    (1, 5, 15 min) before: 0.4, 0.9, 1.2; after: 1.9, 1.1, 1.3 on 2 CPUs"."""
+
+    def three(load: Sequence[float]) -> str:
+        return ", ".join(f"{v:.1f}" for v in load)
+
+    return (
+        f"Load average (1, 5, 15 min) before: {three(before)}; after: {three(after)} "
+        f"on {os.cpu_count()} CPUs"
+    )
+
+
 def markdown_table(rows: Sequence[Sequence[str]]) -> str:
     """The first row is the header."""
     lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]

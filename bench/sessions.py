@@ -30,7 +30,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from bench.browser import LNLAB, Server, percentile, serve
-from bench.report import record
+from bench.report import load_average, record
 
 STREAM = "/_stcore/stream"
 MAIN = 0  # delta_path[0] of the main area (the sidebar is 1)
@@ -347,10 +347,9 @@ def main() -> None:
         "take roughly N times that, however many cores there are."
     )
     notes.append(
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{v:.1f}' for v in load_before)}; "
-        f"after: {', '.join(f'{v:.1f}' for v in load_after)} on {os.cpu_count()} CPUs "
-        f"(shared with other work). The client used {time.process_time() - cpu_start:.0f} s "
-        f"of CPU on the same cores. Total {time.monotonic() - start:.0f} s. Closed sessions "
+        f"{load_average(load_before, load_after)} (shared with other work). The client used "
+        f"{time.process_time() - cpu_start:.0f} s of CPU on the same cores. "
+        f"Total {time.monotonic() - start:.0f} s. Closed sessions "
         "stay in the server for server.disconnectedSessionTTL (120 s), so a phase's RSS "
         "includes the sessions of the phases before it."
     )

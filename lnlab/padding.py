@@ -29,6 +29,7 @@ import pandas as pd
 from lnlab.errors import InputError
 from lnlab.norms import BatchNormTrace, LayerNormTrace, batch_norm_steps, layer_norm_steps
 from lnlab.numbers import DEFAULT_EPS
+from lnlab.parse import parse_number
 from lnlab.presets import PADDING_EDIT, PREACTIVATIONS, batch_preset, token_preset
 
 MAX_SENTENCES = 8
@@ -215,11 +216,14 @@ def embedding_value(value: object, word: str, j: int) -> float:
     where = f'"{word[:20]}", feature f{j + 1}'
     if value is None or isinstance(value, bool):
         raise InputError(f"{where} is empty: enter a number")
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{where} is not a number") from exc
-    if math.isnan(v):
+    if isinstance(value, str):  # from a link: read as a typed number is (1e-400 is refused)
+        v = parse_number(value, where)
+    else:
+        try:
+            v = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{where} is not a number") from exc
+    if math.isnan(v):  # a cell of the grid that was cleared
         raise InputError(f"{where} is empty: enter a number")
     if not abs(v) <= MAX_ABS_VALUE:
         raise InputError(

@@ -92,7 +92,7 @@ def parse_embeddings(
                 "every token needs the same number of features"
             )
     values = [
-        [_to_float(atom, f"row {r}, column {c}") for c, atom in enumerate(row, start=1)]
+        [parse_number(atom, f"row {r}, column {c}") for c, atom in enumerate(row, start=1)]
         for r, row in enumerate(rows, start=1)
     ]
     return np.array(values, dtype=np.float64)
@@ -108,7 +108,7 @@ def parse_vector(text: str, n: int | None = None, *, name: str = "vector") -> np
             f"{name} has {_count(len(atoms), 'value')} but the token has {_count(n, 'feature')}"
         )
     vector = np.array(
-        [_to_float(atom, f"{name}, position {i}") for i, atom in enumerate(atoms, start=1)],
+        [parse_number(atom, f"{name}, position {i}") for i, atom in enumerate(atoms, start=1)],
         dtype=np.float64,
     )
     return np.full(n, vector[0]) if n is not None and len(vector) == 1 else vector
@@ -322,8 +322,9 @@ def _single_list(rows: list[list[str]], name: str) -> list[str]:
 # -- one number ----------------------------------------------------------------------------
 
 
-def _to_float(atom: str, where: str) -> float:
-    """The value of one ASCII decimal number; `where` starts the error message."""
+def parse_number(atom: str, where: str) -> float:
+    """The value of one ASCII decimal number, read as in a text box (finite, and not so small
+    that it would be read as 0); `where` starts the error message."""
     if not atom:
         raise InputError(f"{where}: a number is missing (check for extra commas)")
     if _NON_FINITE.fullmatch(atom):
