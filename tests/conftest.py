@@ -21,7 +21,6 @@ _PYTEST_MAIN = sys.modules["__main__"]
 SERVERS = ("tests/browser/", "tests/test_cluster.py", "tests/test_failover.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its hook runs first otherwise)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith(SERVERS):
