@@ -15,17 +15,6 @@ settings.load_profile("lnlab")
 
 _PYTEST_MAIN = sys.modules["__main__"]
 
-# `make test` runs pytest in two processes (pytest-xdist, `-n 2 --dist loadgroup`). The tests
-# that start app servers and browsers run one after another in one of them, so no two such
-# tests compete for the two cores; the other process takes the unit and AppTest tests.
-SERVERS = ("tests/browser/", "tests/test_cluster.py", "tests/test_failover.py")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.nodeid.startswith(SERVERS):
-            item.add_marker(pytest.mark.xdist_group("servers"))
-
 
 @pytest.fixture(autouse=True)
 def _pytest_main():
