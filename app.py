@@ -7,10 +7,10 @@ lnlab/.
 import streamlit as st
 
 from lnlab import ui  # first: loads the heavy libraries once, before any page runs
-from lnlab.backend import device_summary
-from lnlab.plots.transformer import block_diagram
-from lnlab.steps import STEPS
-from lnlab.transformer import POST_NORM
+from lnlab.core.backend import device_summary
+from lnlab.labs.transformer.model import POST_NORM
+from lnlab.labs.transformer.plots import block_diagram
+from lnlab.teach.steps import STEPS
 
 
 @st.cache_resource(show_spinner="Looking for a GPU...")

@@ -26,8 +26,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from bench import chromium
 from bench.report import load_average, record
-from lnlab.cluster import free_port, healthy
-from lnlab.numbers import fmt
+from lnlab.core.numbers import fmt
+from lnlab.serving.cluster import free_port, healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -58,7 +58,7 @@ NEXT_FRAME_JS = "() => new Promise(done => requestAnimationFrame(() => done()))"
 
 
 def _number(v: float) -> str:
-    """As the pages print a metric (lnlab.numbers.fmt)."""
+    """As the pages print a metric (lnlab.core.numbers.fmt)."""
     return fmt(v)
 
 

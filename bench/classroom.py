@@ -24,9 +24,9 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bench.report import load_average, record
-from lnlab.classroom.database import create_engine
 from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.classroom.store import ClassStore, Limits
+from lnlab.serving.database import create_engine
 from tests.db import postgres_bin, postgres_cluster
 
 CLASS_SIZES = (60, 300)

@@ -46,7 +46,7 @@ from bench.sessions import Run, Session, WrongPage, cpu_s, open_session
 
 CLICKS = 40
 # A person's pace, seven clicks a second: back to back, clicks would measure the app's pacing
-# of a session's runs (lnlab.pace: ten a second after a burst), not what one click costs.
+# of a session's runs (lnlab.serving.pace: ten a second after a burst), not what one click costs.
 CLICK_GAP_S = 1 / 7
 BROWSER_CLICKS = 24
 FULL_RERUNS = 20

@@ -1,4 +1,4 @@
-"""What the database-backed heavy-work line (lnlab.fair_queue) costs.
+"""What the database-backed heavy-work line (lnlab.serving.heavy_work) costs.
 
 Run: `.venv/bin/python -m bench.fair_queue`. For SQLite (a file) and PostgreSQL (a throwaway
 cluster, fsync on), it times: taking and releasing the free slot (`with queue.turn(...)`: one
@@ -19,7 +19,7 @@ import time
 from bench.classroom import databases, floor, percentile
 from bench.report import load_average, record
 from lnlab.classroom.store import ClassStore
-from lnlab.fair_queue import POLL_S, FairQueue
+from lnlab.serving.heavy_work import POLL_S, FairQueue
 
 TAKES = 200
 POLLS = 500

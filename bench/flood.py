@@ -1,11 +1,11 @@
 """A rerun flood: what one session sending 2,000 rerun requests at once costs another session.
 
-Run: `.venv/bin/python -m bench.flood`. Serves the app (bench.browser.serve, the launcher),
-first with Streamlit's default runner.fastReruns (on), then as .streamlit/config.toml sets it
-(off; lnlab.pace spaces a session's runs either way), and opens two sessions on /step_through
-over Streamlit's websocket protocol (bench.sessions, no browser). The victim types into the
-text box, one edit after another; its latency is the time from its rerun request to the run's
-script_finished, with step 1's new mean checked.
+Run: `.venv/bin/python -m bench.flood`. Serves the app (bench.browser.serve, the launcher), first
+with Streamlit's default runner.fastReruns (on), then as .streamlit/config.toml sets it (off;
+lnlab.serving.pace spaces a session's runs either way), and opens two sessions on /step_through over
+Streamlit's websocket protocol (bench.sessions, no browser). The victim types into the text box, one
+edit after another; its latency is the time from its rerun request to the run's script_finished,
+with step 1's new mean checked.
 
 - nothing (quiet): the victim's edits with nothing else going on;
 - whole-page reruns: the attacker sends FLOOD rerun requests, each with a new text box value,

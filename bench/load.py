@@ -1,10 +1,10 @@
 """A class on the local cluster: many students through HAProxy, on 1 and on 2 processes.
 
 Run: `.venv/bin/python -m bench.load` (`--short` for 30 and 120 students and fewer clicks;
-`--students 30,120,300 --processes 1,2` to choose). Needs HAProxy (scripts/ensure-haproxy).
-For each number of processes and of students, a fresh lnlab.cluster on free local ports; each
-student is a websocket speaking Streamlit's protocol (bench.sessions.Session, no browser)
-through HAProxy, with its SERVERID cookie as a browser keeps it:
+`--students 30,120,300 --processes 1,2` to choose). Needs HAProxy (scripts/ensure-haproxy). For each
+number of processes and of students, a fresh lnlab.serving.cluster on free local ports; each student
+is a websocket speaking Streamlit's protocol (bench.sessions.Session, no browser) through HAProxy,
+with its SERVERID cookie as a browser keeps it:
 
 - arrival: the students open /step_through at random moments over ARRIVAL_S;
 - example: each types its own numbers "1, 2, 3, 4, k" (a whole-page run; the URL now holds
@@ -48,8 +48,8 @@ from bench.browser import LNLAB, percentile, rss_of
 from bench.clicks import LESSON, _section_number
 from bench.report import load_average, record
 from bench.sessions import STREAM, Run, Session, WrongPage, cpu_of
-from lnlab import haproxy
-from lnlab.cluster import Cluster, free_port
+from lnlab.serving import haproxy
+from lnlab.serving.cluster import Cluster, free_port
 
 STUDENT_COUNTS = (30, 120, 300)
 PROCESS_COUNTS = (1, 2)
@@ -65,7 +65,7 @@ RECONNECT_TRIES = 20  # a browser retries; so does a student here, RECONNECT_PAU
 RECONNECT_PAUSE_S = 0.5
 SEED = 1
 # Every simulated student comes from 127.0.0.1, as a class behind one NAT address would:
-# HAProxy's per-address limits are raised out of the way (tests/test_cluster.py tests them).
+# HAProxy's per-address limits are raised out of the way (tests/serving/test_cluster.py tests them).
 UNLIMITED = haproxy.Limits(10**6, 10**6, 10**6)
 ERRORS = (WrongPage, ConnectionClosed, InvalidStatus, TimeoutError, OSError)
 

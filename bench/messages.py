@@ -22,7 +22,7 @@ from bench.browser import LNLAB as APP
 from bench.browser import serve
 from bench.report import load_average, record
 from bench.sessions import Session, page_session
-from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings
+from lnlab.core.parse import MAX_CHARS, MAX_TOKENS, format_embeddings
 
 # page, its biggest text box, the box's Next button
 PAGES = (

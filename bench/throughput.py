@@ -1,7 +1,7 @@
 """Normalization throughput: `python -m bench.throughput [--rows R] [--features D]`.
 
 Layer Norm over the last axis of a rows x features float32 tensor (4096 x 8192 by default,
-128 MiB), timed by lnlab.benchmark.time_calls (warm-up, synchronized samples, median) on:
+128 MiB), timed by lnlab.labs.gpu.benchmark.time_calls (warm-up, synchronized samples, median) on:
 
 * numpy: lnlab.layer_norm (the app's exact path, which computes in float64) and a plain
   float32 two-pass numpy Layer Norm for reference, beside a numpy copy (np.copyto);
@@ -11,7 +11,7 @@ Layer Norm over the last axis of a rows x features float32 tensor (4096 x 8192 b
 "useful GB/s" counts the bytes any float32 Layer Norm must move, reading x and writing y
 (2 N x 4 bytes), so all rows compare; "share of copy" divides it by the copy's GB/s measured
 with the same library on the same device. "GB/s moved" counts every operation's reads and
-writes (lnlab.traffic.STEP_OPS), where that count is known.
+writes (lnlab.labs.gpu.traffic.STEP_OPS), where that count is known.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.report import record
-from lnlab import backend, benchmark, traffic
-from lnlab.norms import layer_norm
+from lnlab.core import backend
+from lnlab.core.norms import layer_norm
+from lnlab.labs.gpu import benchmark, traffic
 
 DEFAULT_ROWS, DEFAULT_FEATURES = 4096, 8192
 ITEMSIZE = traffic.ITEMSIZE["float32"]
@@ -46,7 +47,7 @@ class Row:
 
 
 def numpy_two_pass(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """Layer Norm in the input's dtype, the nine operations of lnlab.traffic.STEP_OPS."""
+    """Layer Norm in the input's dtype, the nine operations of lnlab.labs.gpu.traffic.STEP_OPS."""
     mean = x.mean(-1, keepdims=True)
     centred = x - mean
     squared = centred * centred

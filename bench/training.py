@@ -1,6 +1,6 @@
 """Training lab timings: `python -m bench.training`.
 
-For each configuration: the lab's whole run (lnlab.training.run.run_lab, every variant and
+For each configuration: the lab's whole run (lnlab.labs.training.run.run_lab, every variant and
 post-LN's other warm-up setting, one CPU thread, as the worker runs it) and its time per
 training step, against a floor measured in the same run: torch's own nn.TransformerEncoder
 of the same size (d 32, 2 heads, MLP 128, same blocks, post- and pre-LN), one Adam step on
@@ -17,13 +17,13 @@ import time
 import torch
 
 from bench.report import record
-from lnlab.training import data
-from lnlab.training.config import TrainConfig
-from lnlab.training.model import D_MODEL, HEADS
-from lnlab.training.run import run_lab
-from lnlab.training.train import BATCH
-from lnlab.training.worker import Lab
-from lnlab.worker import Worker
+from lnlab.labs.training import data
+from lnlab.labs.training.config import TrainConfig
+from lnlab.labs.training.model import D_MODEL, HEADS
+from lnlab.labs.training.run import run_lab
+from lnlab.labs.training.train import BATCH
+from lnlab.labs.training.worker import Lab
+from lnlab.serving.worker import Worker
 
 CONFIGS = (
     TrainConfig(variants=("post", "pre"), layers=1, steps=20),  # the tests' tiny run

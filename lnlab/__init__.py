@@ -1,9 +1,9 @@
 """lnlab: Layer Normalization, step by step, on numpy or torch. No Streamlit in here."""
 
-from lnlab.backend import available_devices, device_summary, resolve_device, supported_dtypes
-from lnlab.backward import LayerNormGrads, layer_norm_backward
-from lnlab.errors import InputError
-from lnlab.norms import (
+from lnlab.core.backend import available_devices, device_summary, resolve_device, supported_dtypes
+from lnlab.core.backward import LayerNormGrads, layer_norm_backward
+from lnlab.core.errors import InputError
+from lnlab.core.norms import (
     BatchNormTrace,
     LayerNormTrace,
     Step,
@@ -13,7 +13,7 @@ from lnlab.norms import (
     layer_norm_steps,
     rms_norm,
 )
-from lnlab.parse import (
+from lnlab.core.parse import (
     MAX_CHARS,
     MAX_FEATURES,
     MAX_TOKENS,

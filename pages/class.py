@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lnlab import ui
-from lnlab.live_class import class_exports
+from lnlab.classroom.asking import class_exports
 from lnlab.ui import classroom
 
 ui.page_setup("Live class")

@@ -1,7 +1,7 @@
 """Conventions and checker: one vector through six conventions, which axes, and a checker of
 the numbers tutorials print.
 
-The lesson (lnlab.lessons.conventions) is drawn one section at a time by ui.lesson_view; each
+The lesson (lnlab.labs.conventions.lesson) is drawn one section at a time by ui.lesson_view; each
 section's input boxes are drawn inside it (its control). A box's edit reruns the page, which
 keeps every box's last valid text (`*_good`) and its error (`*_error`, shown under the box).
 """
@@ -14,22 +14,22 @@ from typing import Any
 import streamlit as st
 
 from lnlab import ui
-from lnlab.checker import CheckResult, check_claims
-from lnlab.checker_cases import CHECK_CASES, OLD_KEYS, case_key
-from lnlab.conventions import (
+from lnlab.core.errors import InputError
+from lnlab.core.parse import MAX_CHARS, MAX_TOKENS, format_embeddings, parse_embeddings
+from lnlab.labs.conventions import lesson as slides
+from lnlab.labs.conventions.cases import CHECK_CASES, OLD_KEYS, case_key
+from lnlab.labs.conventions.checker import CheckResult, check_claims
+from lnlab.labs.conventions.compare import (
     AxesComparison,
     ConventionComparison,
     compare_axes,
     compare_conventions,
     comparison_table,
 )
-from lnlab.conventions_export import exports
-from lnlab.errors import InputError
-from lnlab.lessons import conventions as slides
-from lnlab.links import Field, Param
-from lnlab.markdown import plain
-from lnlab.parse import MAX_CHARS, MAX_TOKENS, format_embeddings, parse_embeddings
-from lnlab.presets import token_preset
+from lnlab.labs.conventions.export import exports
+from lnlab.teach.links import Field, Param
+from lnlab.teach.markdown import plain
+from lnlab.teach.presets import token_preset
 
 PAGE = "conventions"
 KEEP = ui.KEEP

@@ -1,9 +1,9 @@
 """Run it on the GPU: the five steps in torch on a device and dtype, parity with float64, and
 Layer Norm timed at scale (step by step against the fused kernel).
 
-The lesson (lnlab.lessons.gpu) is drawn one section at a time by ui.lesson_view; the device
+The lesson (lnlab.labs.gpu.lesson) is drawn one section at a time by ui.lesson_view; the device
 and dtype are the first section's inputs, the benchmark's sizes and Run button the last's.
-The math is in lnlab.parity, lnlab.traffic and lnlab.benchmark.
+The math is in lnlab.labs.gpu.parity, lnlab.labs.gpu.traffic and lnlab.labs.gpu.benchmark.
 """
 
 from __future__ import annotations
@@ -11,19 +11,21 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from lnlab import backend, benchmark, parity, ui
-from lnlab.backend import DeviceInfo
-from lnlab.errors import InputError
-from lnlab.lessons import gpu as slides
-from lnlab.links import Field, Param
-from lnlab.markdown import plain
-from lnlab.parse import (
+from lnlab import ui
+from lnlab.core import backend
+from lnlab.core.backend import DeviceInfo
+from lnlab.core.errors import InputError
+from lnlab.core.parse import (
     MAX_TOKENS,
     default_labels,
     format_embeddings,
     parse_embeddings,
 )
-from lnlab.presets import TOKEN_PRESETS, token_preset
+from lnlab.labs.gpu import benchmark, parity
+from lnlab.labs.gpu import lesson as slides
+from lnlab.teach.links import Field, Param
+from lnlab.teach.markdown import plain
+from lnlab.teach.presets import TOKEN_PRESETS, token_preset
 
 PAGE = "gpu"
 KEEP = ui.KEEP

@@ -1,23 +1,22 @@
 """Batch Norm vs Layer Norm on a padded batch of sentences.
 
 The sentences, the preset, the embedding grid, ε and β are the page's inputs; the lesson
-(lnlab.lessons.padding) is drawn one section at a time by ui.lesson_view, with the widgets of
+(lnlab.labs.padding.lesson) is drawn one section at a time by ui.lesson_view, with the widgets of
 its sections (the statistic to outline, the calculator, who else, the training steps) inside
-them. The math is lnlab.padding; the page's state lives in the URL (links.FIELDS below).
+them. The math is lnlab.labs.padding.batch; the page's state lives in the URL (links.FIELDS below).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from lnlab import padding as pad
-from lnlab import padding_export as pex
-from lnlab import padding_links as links
-from lnlab import padding_state as state
 from lnlab import ui
-from lnlab.lessons import padding as slides
-from lnlab.numbers import DEFAULT_EPS
-from lnlab.presets import BATCH_PRESETS, PADDING_COUNT, batch_preset
+from lnlab.core.numbers import DEFAULT_EPS
+from lnlab.labs.padding import batch as pad
+from lnlab.labs.padding import export as pex
+from lnlab.labs.padding import lesson as slides
+from lnlab.labs.padding import links, state
+from lnlab.teach.presets import BATCH_PRESETS, PADDING_COUNT, batch_preset
 
 PAGE = "padding"
 FEATURES = pad.FEATURES

@@ -1,7 +1,7 @@
 """Step through one token: Layer Norm's five steps with your own numbers.
 
 The text box is the source of the embeddings; the grid shows its last valid numbers and an
-edit in the grid rewrites the text box. The lesson (lnlab.lessons.step_through) is drawn one
+edit in the grid rewrites the text box. The lesson (lnlab.labs.step_through.lesson) is drawn one
 section at a time by ui.lesson_view; the page's state lives in the URL (FIELDS below).
 """
 
@@ -10,22 +10,21 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from lnlab import grid, ui
-from lnlab import step_state as state
-from lnlab.errors import InputError
-from lnlab.export import Exports
-from lnlab.lessons import backward
-from lnlab.lessons import step_through as slides
-from lnlab.lessons import token as tk
-from lnlab.markdown import plain
-from lnlab.numbers import DEFAULT_EPS, fmt
-from lnlab.parse import (
+from lnlab import ui
+from lnlab.core.errors import InputError
+from lnlab.core.numbers import DEFAULT_EPS, fmt
+from lnlab.core.parse import (
     MAX_TOKENS,
     parse_embeddings,
     parse_labels,
     parse_vector,
 )
-from lnlab.presets import CUSTOM_PRESET, TOKEN_PRESETS, token_preset
+from lnlab.labs.step_through import backward, grid, state
+from lnlab.labs.step_through import lesson as slides
+from lnlab.labs.step_through import token as tk
+from lnlab.teach.export import Exports
+from lnlab.teach.markdown import plain
+from lnlab.teach.presets import CUSTOM_PRESET, TOKEN_PRESETS, token_preset
 
 KEEP = ui.KEEP
 

@@ -1,9 +1,9 @@
 """Training lab: a tiny Transformer trained with each normalization, side by side.
 
-The lesson (lnlab.lessons.training) is drawn one section at a time by ui.lesson_view; the
+The lesson (lnlab.labs.training.lesson) is drawn one section at a time by ui.lesson_view; the
 run's settings and the Train button are the first section's inputs. Training runs in a
 worker process, one run at a time in the server, cached per configuration
-(lnlab.training.worker); the settings live in the URL, so a link gives the same curves.
+(lnlab.labs.training.worker); the settings live in the URL, so a link gives the same curves.
 """
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ from __future__ import annotations
 import streamlit as st
 
 from lnlab import ui
-from lnlab.errors import InputError
-from lnlab.export import Download, Exports
-from lnlab.lessons import training as slides
-from lnlab.links import Field, Param
-from lnlab.markdown import plain
-from lnlab.parse import short_number
-from lnlab.training import config as cfg
-from lnlab.training.model import VARIANTS
-from lnlab.training.script import training_script
-from lnlab.training.worker import LAB
+from lnlab.core.errors import InputError
+from lnlab.core.parse import short_number
+from lnlab.labs.training import config as cfg
+from lnlab.labs.training import lesson as slides
+from lnlab.labs.training.model import VARIANTS
+from lnlab.labs.training.script import training_script
+from lnlab.labs.training.worker import LAB
+from lnlab.teach.export import Download, Exports
+from lnlab.teach.links import Field, Param
+from lnlab.teach.markdown import plain
 from lnlab.ui.training import train
 
 PAGE = "training"

@@ -1,6 +1,6 @@
 """Layer Norm in the Transformer: Add & Norm, post-norm versus pre-norm, depth, and counting.
 
-The lesson (lnlab.lessons.transformer) is drawn one section at a time by ui.lesson_view; each
+The lesson (lnlab.labs.transformer.lesson) is drawn one section at a time by ui.lesson_view; each
 section's input (where the norm sits, the depth, the number of layers) is drawn inside it, and
 the page's state lives in the URL (FIELDS below).
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lnlab import transformer as tf
 from lnlab import ui
-from lnlab.lessons import transformer as slides
-from lnlab.links import Field, Param
+from lnlab.labs.transformer import lesson as slides
+from lnlab.labs.transformer import model as tf
+from lnlab.teach.links import Field, Param
 
 PAGE = "transformer"
 KEEP = ui.KEEP

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from lnlab.cluster import free_port
+from lnlab.serving.cluster import free_port
 
 POSTGRES_BIN_DIRS = ("/usr/lib/postgresql/*/bin",)
 

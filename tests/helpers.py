@@ -17,7 +17,8 @@ import torch
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from lnlab import fair_queue, supported_dtypes
+from lnlab import supported_dtypes
+from lnlab.serving import heavy_work as fair_queue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +56,7 @@ def question_key(at: AppTest, kind: str) -> str:
 def validated(fig: go.Figure) -> go.Figure:
     """`fig` rebuilt by plotly with every property checked: ValueError names a wrong one.
 
-    lnlab.plots.common.figure skips that check to stay fast; the tests make it instead, and
+    lnlab.teach.figures.figure skips that check to stay fast; the tests make it instead, and
     check that it changes nothing (it would turn a colour scale's name into its colours). The
     figures carry an empty template (Streamlit's theme styles them), which plotly fills with a
     placeholder scatter entry when it validates: that is not the figure's content.
@@ -110,8 +111,8 @@ def bn_means(at: AppTest) -> tuple[list[float], list[float]]:
 
 
 class _TableParser(HTMLParser):
-    """The rows of an lnlab table (lnlab.tables.table_html): a number cell's exact value is its
-    title (the tooltip), a text cell's value its text."""
+    """The rows of an lnlab table (lnlab.teach.tables.table_html): a number cell's exact value is
+    its title (the tooltip), a text cell's value its text."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -175,7 +176,8 @@ def html_frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
 
 @contextmanager
 def benchmark_slot_held(owner: str = "another visitor") -> Iterator[None]:
-    """Another visitor holds the server's one heavy-work slot (lnlab.fair_queue) meanwhile."""
+    """Another visitor holds the server's one heavy-work slot (lnlab.serving.heavy_work)
+    meanwhile."""
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:

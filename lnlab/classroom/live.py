@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from lnlab.errors import InputError
-from lnlab.misconceptions import MISCONCEPTIONS
-from lnlab.quiz import OTHER, RIGHT
+from lnlab.core.errors import InputError
+from lnlab.teach.misconceptions import MISCONCEPTIONS
+from lnlab.teach.quiz import OTHER, RIGHT
 
 GROUP_ORDER = (RIGHT, *MISCONCEPTIONS, OTHER)  # the order of the teacher's bars and the CSV
 MAX_OPTIONS = 12
@@ -69,7 +69,7 @@ class LiveQuestion:
     @property
     def groups(self) -> tuple[str, ...]:
         """The groups of the options, each once: the right answer first, then the
-        misconceptions in lnlab.misconceptions' order, "other" last (a group this code does
+        misconceptions in lnlab.teach.misconceptions' order, "other" last (a group this code does
         not know, from a stored question, after them in option order)."""
         present = dict.fromkeys(option.group for option in self.options)
         return tuple(

@@ -33,10 +33,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from lnlab.classroom.database import MIGRATION_LOCK, OPEN_LOCK, Database
 from lnlab.classroom.live import LiveQuestion
-from lnlab.errors import InputError
-from lnlab.quiz import group_name
+from lnlab.core.errors import InputError
+from lnlab.serving.database import MIGRATION_LOCK, OPEN_LOCK, Database
+from lnlab.teach.quiz import group_name
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"  # no 0 O 1 I L U: easy to read off a projector
 CODE_LENGTH = 9  # 9 * log2(30) = 44.2 bits
@@ -172,14 +172,16 @@ answers = sa.Table(
     sa.Column("correct", sa.Integer, nullable=False),
     sa.Column("answered_at", sa.Float, nullable=False),
 )
-heavy_line = sa.Table(  # the server's heavy-work line (lnlab.fair_queue), seen by every process
-    "heavy_line",
-    metadata,
-    sa.Column("ticket", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("owner", sa.Text, nullable=False, unique=True),
-    sa.Column("joined_at", sa.Float, nullable=False),
-    sa.Column("started_at", sa.Float),  # NULL while waiting; set when it takes the slot
-    sa.Column("beat_at", sa.Float, nullable=False),
+heavy_line = (
+    sa.Table(  # the server's heavy-work line (lnlab.serving.heavy_work), seen by every process
+        "heavy_line",
+        metadata,
+        sa.Column("ticket", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("owner", sa.Text, nullable=False, unique=True),
+        sa.Column("joined_at", sa.Float, nullable=False),
+        sa.Column("started_at", sa.Float),  # NULL while waiting; set when it takes the slot
+        sa.Column("beat_at", sa.Float, nullable=False),
+    )
 )
 
 

@@ -19,7 +19,8 @@ from datetime import datetime
 
 import streamlit as st
 
-from lnlab.class_links import (
+from lnlab.classroom.asking import live_question, right_options
+from lnlab.classroom.links import (
     JOIN,
     ME,
     PARAMS,
@@ -32,12 +33,11 @@ from lnlab.class_links import (
     teacher_link,
 )
 from lnlab.classroom.live import LiveQuestion
+from lnlab.classroom.plots import tally_bars
 from lnlab.classroom.store import default_store, display_code, normalize_code
-from lnlab.errors import InputError
-from lnlab.live_class import live_question, right_options
-from lnlab.markdown import plain
-from lnlab.plots.live import tally_bars
-from lnlab.quiz import Question
+from lnlab.core.errors import InputError
+from lnlab.teach.markdown import plain
+from lnlab.teach.quiz import Question
 from lnlab.ui.inputs import show_error
 
 TEACHER_KEY = "live_teacher"

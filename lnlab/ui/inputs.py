@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from lnlab.errors import InputError
-from lnlab.markdown import plain
-from lnlab.parse import MAX_CHARS
+from lnlab.core.errors import InputError
+from lnlab.core.parse import MAX_CHARS
+from lnlab.teach.markdown import plain
 
 T = TypeVar("T")
 KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other sections)

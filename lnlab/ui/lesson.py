@@ -1,4 +1,4 @@
-"""Draw a lesson (lnlab.lessons.model): one section at a time, on the page or as slides.
+"""Draw a lesson (lnlab.teach.lesson): one section at a time, on the page or as slides.
 
 `lesson_view` runs as a fragment: Previous, Next, the section chooser and every widget a
 section draws rerun the lesson alone, not the page above it. The lesson is rebuilt from
@@ -15,11 +15,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lnlab.export import Exports
-from lnlab.lessons.model import Lesson, Metric, Section, Table
-from lnlab.links import Field
-from lnlab.numbers import exact, fmt
-from lnlab.plots.common import figure as plain_figure
+from lnlab.core.numbers import exact, fmt
+from lnlab.teach.export import Exports
+from lnlab.teach.figures import figure as plain_figure
+from lnlab.teach.lesson import Lesson, Metric, Section, Table
+from lnlab.teach.links import Field
 from lnlab.ui.classroom import awaiting_reveal, teacher_panel, teaching
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
@@ -44,15 +44,15 @@ def formula(latex: str) -> None:
 
 
 def metric(m: Metric) -> None:
-    """One number, rounded by lnlab.numbers.fmt; its exact value is in the tooltip."""
+    """One number, rounded by lnlab.core.numbers.fmt; its exact value is in the tooltip."""
     shown = fmt(m.value, m.scale)
     note = f"Exact value: {exact(m.value)}" if shown != exact(m.value) else ""
     st.metric(m.label, shown, help="\n\n".join(p for p in (m.help, note) if p) or None)
 
 
 def table(data: Table | pd.DataFrame) -> None:
-    """A table as HTML (lnlab.tables): every number rounded by lnlab.numbers.fmt against its
-    column's scale, its exact value in the cell's tooltip; text as typed (escaped). On a slide
+    """A table as HTML (lnlab.teach.tables): every number rounded by lnlab.core.numbers.fmt against
+    its column's scale, its exact value in the cell's tooltip; text as typed (escaped). On a slide
     at most SLIDE_COLUMNS number columns show, with a note of how many more."""
     t = data if isinstance(data, Table) else Table(data)
     body, hidden = t.html(SLIDE_COLUMNS if presenting() else None)

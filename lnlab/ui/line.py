@@ -1,4 +1,5 @@
-"""The visitor's place in line for the server's heavy-work slot (lnlab.fair_queue), on screen.
+"""The visitor's place in line for the server's heavy-work slot (lnlab.serving.heavy_work), on
+screen.
 
 Shared by the pages whose runs take the slot: the GPU page's benchmark, the training lab.
 """
@@ -10,8 +11,8 @@ import uuid
 
 import streamlit as st
 
-from lnlab.fair_queue import ordinal, waiting_text
-from lnlab.markdown import plain
+from lnlab.serving.heavy_work import ordinal, waiting_text
+from lnlab.teach.markdown import plain
 
 _VISITOR = "_lnlab_visitor"
 

@@ -8,10 +8,10 @@ import streamlit as st
 from streamlit.runtime import app_session
 from streamlit.runtime.state import query_params
 
-from lnlab.class_links import PARAMS as CLASS_PARAMS
-from lnlab.errors import InputError
-from lnlab.links import Field, decode_link, encode_link, link_state, widget_values
-from lnlab.markdown import plain
+from lnlab.classroom.links import PARAMS as CLASS_PARAMS
+from lnlab.core.errors import InputError
+from lnlab.teach.links import Field, decode_link, encode_link, link_state, widget_values
+from lnlab.teach.markdown import plain
 from lnlab.ui.classroom import url_params
 from lnlab.ui.page import PRESENT_KEY, presenting
 

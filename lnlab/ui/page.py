@@ -7,8 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from lnlab import icons
-from lnlab.ui import classroom
+from lnlab.ui import classroom, icons
 from lnlab.ui.inputs import check_text_sizes
 from lnlab.ui.quiz import sidebar_score
 from lnlab.ui.rerun import pace
@@ -119,7 +118,7 @@ def page_setup(title: str) -> None:
 
     Pages follow Streamlit's `pages/` convention (a link to any page works on a fresh server);
     the sidebar is drawn here so it carries titles and icons, not file names. A session that
-    asks for runs faster than lnlab.pace allows waits here first, and no text box's value
+    asks for runs faster than lnlab.serving.pace allows waits here first, and no text box's value
     over its limit gets past here (ui.text_box).
     """
     pace()

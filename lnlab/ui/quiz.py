@@ -1,17 +1,17 @@
 """Predict, then reveal: a question to answer before a section shows its result.
 
-A question with wrong answers (lnlab.quiz.Question.wrong) offers them beside the truth as a
+A question with wrong answers (lnlab.teach.quiz.Question.wrong) offers them beside the truth as a
 radio, easy to tap on a phone; a numeric one may also be typed. The feedback names the
-misconception a wrong answer matches (lnlab.quiz.diagnose), with the example's numbers.
+misconception a wrong answer matches (lnlab.teach.quiz.diagnose), with the example's numbers.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from lnlab.errors import InputError
-from lnlab.markdown import plain
-from lnlab.quiz import RIGHT, Diagnosis, Question, diagnose, options, score
+from lnlab.core.errors import InputError
+from lnlab.teach.markdown import plain
+from lnlab.teach.quiz import RIGHT, Diagnosis, Question, diagnose, options, score
 from lnlab.ui.inputs import KEEP, show_error, text_box
 from lnlab.ui.rerun import rerun_app
 

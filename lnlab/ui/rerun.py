@@ -7,10 +7,10 @@ import time
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnlab.pace import Pace
+from lnlab.serving.pace import Pace
 
 _FULL_RERUN = "_lnlab_full_rerun"
-_PACE = "_lnlab_pace"  # the session's lnlab.pace.Pace
+_PACE = "_lnlab_pace"  # the session's lnlab.serving.pace.Pace
 
 
 def rerun_app() -> None:
@@ -29,7 +29,7 @@ def rerun_if_asked() -> None:
 
 
 def pace(fragment: bool = False) -> None:
-    """Wait if this session asks for runs faster than lnlab.pace allows: every whole-page
+    """Wait if this session asks for runs faster than lnlab.serving.pace allows: every whole-page
     run calls this (page_setup), and a `fragment` calls it when it runs alone.
 
     The wait holds no lock and no CPU. With runner.fastReruns off (.streamlit/config.toml)

@@ -23,7 +23,7 @@ SCRIPTS = ("app.py", "pages/*.py")  # what `streamlit run app.py` runs
 
 
 def script_imports(root: Path = ROOT) -> list[str]:
-    """The modules the app's scripts import, in the order they name them ("lnlab.backend"
+    """The modules the app's scripts import, in the order they name them ("lnlab.core.backend"
     for `from lnlab import backend`; "torch" for `import torch`)."""
     names: list[str] = []
     for pattern in SCRIPTS:
@@ -40,7 +40,7 @@ def script_imports(root: Path = ROOT) -> list[str]:
 def warm(root: Path = ROOT) -> float:
     """Import torch and every module the app's scripts import; the seconds it took.
 
-    `from lnlab import backend` names a module; `from lnlab.parse import MAX_CHARS` names a
+    `from lnlab import backend` names a module; `from lnlab.core.parse import MAX_CHARS` names a
     constant, which is no module and is skipped."""
     start = time.perf_counter()
     import torch  # noqa: F401

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lnlab.errors import InputError
-from lnlab.training.config import TrainConfig
-from lnlab.training.run import LabResult
-from lnlab.training.worker import LAB, time_left
+from lnlab.core.errors import InputError
+from lnlab.labs.training.config import TrainConfig
+from lnlab.labs.training.run import LabResult
+from lnlab.labs.training.worker import LAB, time_left
 from lnlab.ui.line import Line, visitor
 
 

@@ -27,7 +27,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from bench import chromium
 from lnlab import ui
 from lnlab.classroom.store import URL_ENV
-from lnlab.cluster import free_port, healthy
+from lnlab.serving.cluster import free_port, healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output"

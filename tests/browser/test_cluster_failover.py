@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from lnlab.cluster import Cluster, free_port
+from lnlab.serving.cluster import Cluster, free_port
 
 from .conftest import assert_no_problems, expect_rerun, new_app_page, wait_for_app
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from lnlab.steps import STEPS
+from lnlab.teach.steps import STEPS
 
 from .conftest import (
     APP_PAGES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from lnlab.cluster import healthy
+from lnlab.serving.cluster import healthy
 
 from .conftest import MAIN, StreamlitServer, assert_no_problems, wait_for_app
 

@@ -12,7 +12,7 @@ on one.
 The page's <link> elements are checked in the DOM too (`assert_links_stay_local`, also in
 test_pages.py), in case the browser does not fetch one (a favicon, a preload) while the test
 looks. What this catches: `st.set_page_config(page_icon=":material/...")`, whose favicon
-Streamlit's frontend loads from fonts.gstatic.com (lnlab/icons.py has the local replacement),
+Streamlit's frontend loads from fonts.gstatic.com (lnlab/ui/icons.py has the local replacement),
 and `browser.gatherUsageStats`, on by Streamlit's default, which makes every page ask
 data.streamlit.io (.streamlit/config.toml turns it off; the server here runs with the
 project's config, not a command-line override).

@@ -1,0 +1,369 @@
+"""The "Conventions and checker" lesson as slides: the six conventions side by side, one
+section per way they differ (ε's size, ε's place, D or D − 1, the mean), the axes, then the
+checker of a tutorial's printed numbers and its tally."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+
+from lnlab.core.numbers import exact, fmt
+from lnlab.labs.conventions.cases import ADD_NORM, LECTURE_5, TITLES
+from lnlab.labs.conventions.checker import (
+    SLACK_ABS,
+    SLACK_REL,
+    CheckResult,
+    quantity_table,
+    readings_table,
+    summary,
+    tally_table,
+    verdict_table,
+)
+from lnlab.labs.conventions.compare import (
+    CONVENTIONS,
+    REFERENCE,
+    AxesComparison,
+    ConventionComparison,
+    axes_table,
+    convention,
+    conventions_table,
+    unbiased_ratio,
+)
+from lnlab.labs.conventions.plots import claim_errors, groupings_heatmap, outputs_by_convention
+from lnlab.teach.latex import num
+from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
+from lnlab.teach.misconceptions import variance
+from lnlab.teach.quiz import Question, Wrong, std_wrongs
+
+TITLE = "Conventions and checker"
+INTRO = (
+    "Layer Norm is one formula on paper and several in code. Libraries disagree on a few "
+    "details: how large ε is, whether it goes **inside the square root** or is **added to the "
+    "std**, whether the variance divides by $D$ or by $D-1$, whether the mean is subtracted at "
+    "all (RMSNorm), and over which axes. Take them one at a time, then check the numbers a "
+    "tutorial printed."
+)
+SIX, AXES, CHECK = "six", "axes", "check"  # the sections whose widgets the page draws
+DIFF_HELP = "The largest |output − PyTorch's output| over every token and feature."
+AXES_HELP = "The largest |output − per-token Layer Norm's output|."
+BARS = "Each group of bars is one feature of the token; each colour one convention."
+
+
+def token_labels(n: int) -> list[str]:
+    """Labels of n tokens: "token 1", "token 2", ..."""
+    return [f"token {i}" for i in range(1, n + 1)]
+
+
+def slides(
+    comparison: ConventionComparison,
+    token: int,
+    axes: AxesComparison,
+    check: CheckResult,
+) -> Lesson:
+    """The page's lesson for the vector `comparison` was computed from (chart of `token`), the
+    sentence `axes` was, and the checked claims `check`."""
+    label = token_labels(comparison.x.shape[0])[token]
+    differences = (
+        _difference(comparison, token, label, key, title, text, formula, worked)
+        for key, title, text, formula, worked in _DIFFERENCES
+    )
+    return Lesson(
+        key="conventions",
+        title=TITLE,
+        intro=INTRO,
+        sections=(
+            _six(comparison, token, label),
+            *differences,
+            _axes(axes),
+            _check(check),
+            _tally(check),
+        ),
+    )
+
+
+def _six(comparison: ConventionComparison, token: int, label: str) -> Section:
+    return Section(
+        key=SIX,
+        title="One vector, six conventions",
+        explanation=(
+            "The same token through PyTorch, Keras, BERT, the Annotated Transformer, the NumPy "
+            f"class of *{TITLES[LECTURE_5]}* and RMSNorm. The next slides take their "
+            "differences one at a time."
+        ),
+        numbers=(Table(conventions_table(comparison)),),
+        figure=Figure(
+            outputs_by_convention(comparison, token, label),
+            "conventions-outputs",
+            BARS + " PyTorch, BERT and the NumPy class overlap; the others stand out when "
+            "they differ.",
+        ),
+        detail="\n\n".join(f"**{c.name}** ({c.source}): ${c.formula}$" for c in CONVENTIONS),
+    )
+
+
+def _token_numbers(comparison: ConventionComparison, token: int) -> dict[str, float]:
+    """The chosen token's numbers the worked formulas substitute: its mean, variance, std,
+    D, and each convention's denominator (keyed by convention)."""
+    x = comparison.x[token]
+    numbers = {"mean": float(np.mean(x)), "var": float(np.var(x)), "std": float(np.std(x))}
+    numbers |= {"d": float(x.size)}
+    return numbers | {r.convention.key: float(r.denominator[token]) for r in comparison.runs}
+
+
+def _eps_worked(n: dict[str, float]) -> str:
+    roots = (
+        rf"\sqrt{{{num(n['var'])} + {convention(k).eps_latex}}} = {num(n[k])}"
+        for k in ("pytorch", "keras", "bert")
+    )
+    return rf"\sigma^2 = {num(n['var'])}:\quad " + r",\allowbreak\quad ".join(roots)
+
+
+def _place_worked(n: dict[str, float]) -> str:
+    inside, outside = convention("pytorch").eps_latex, convention("numpy").eps_latex
+    return (
+        rf"\sqrt{{{num(n['var'])} + {inside}}} = {num(n['pytorch'])}"
+        rf"\quad\text{{vs}}\quad {num(n['std'])} + {outside} = {num(n['numpy'])}"
+    )
+
+
+def _bessel_worked(n: dict[str, float]) -> str:
+    d = int(n["d"])
+    if d == 1:
+        return r"D = 1:\ D - 1 = 0\text{, so }\texttt{x.std()}\text{ is NaN}"
+    return rf"D = {d}:\quad \sqrt{{\tfrac{{{d - 1}}}{{{d}}}}} = {num(unbiased_ratio(d))}"
+
+
+def _rms_worked(n: dict[str, float]) -> str:
+    return (
+        rf"\mu = {num(n['mean'])},\quad \sqrt{{\tfrac{{1}}{{D}}\textstyle\sum_j x_j^2"
+        rf" + {convention('rmsnorm').eps_latex}}} = {num(n['rmsnorm'])},\quad"
+        rf" \sigma = {num(n['std'])}"
+    )
+
+
+_DIFFERENCES = (  # key, title, explanation, formula, worked: one difference from PyTorch each
+    (
+        "eps_size",
+        "How big is ε: PyTorch, Keras, BERT",
+        "PyTorch adds ε = 10⁻⁵ to the variance, Keras 10⁻³, BERT 10⁻¹². ε only matters next "
+        "to the variance: it moves the outputs when σ² is small, and not at all when it is "
+        "large.",
+        r"y_i = \frac{x_i - \mu}{\sqrt{\sigma^2 + \epsilon}}",
+        _eps_worked,
+    ),
+    (
+        "eps_place",
+        "ε inside the square root, or added to the std",
+        f"PyTorch adds ε under the root. The NumPy class of *{TITLES[LECTURE_5]}* computes "
+        "`np.std(x) + eps`: ε is added to the std. Both keep the denominator above 0; the "
+        "outputs differ only when σ is tiny.",
+        r"\text{PyTorch: }\sqrt{\sigma^2 + \epsilon}\qquad\text{NumPy class: }\sigma + \epsilon",
+        _place_worked,
+    ),
+    (
+        "bessel",
+        "Divide by D, or by D − 1",
+        "The Annotated Transformer calls `x.std()`, which divides the variance by $D - 1$ "
+        "(Bessel's correction). Its std is larger by $\\sqrt{D/(D-1)}$, so its outputs are "
+        "smaller: far apart for small $D$, nearly equal at $D = 512$.",
+        r"y_{\text{Annotated}} \approx \sqrt{\tfrac{D-1}{D}}\; y_{\text{PyTorch}}",
+        _bessel_worked,
+    ),
+    (
+        "rmsnorm",
+        "Subtract the mean, or not: RMSNorm",
+        "RMSNorm (LLaMA, T5) skips the mean: it divides $x$ by its root mean square and has no "
+        "β. For a token whose mean is 0 that is σ, and the outputs match Layer Norm's; the "
+        "further the mean from 0, the more they differ.",
+        r"y_i = \frac{x_i}{\sqrt{\tfrac{1}{D}\sum_j x_j^2 + \epsilon}}",
+        _rms_worked,
+    ),
+)
+_COMPARED = {  # the conventions each difference compares with PyTorch
+    "eps_size": ("keras", "bert"),
+    "eps_place": ("numpy",),
+    "bessel": ("annotated",),
+    "rmsnorm": ("rmsnorm",),
+}
+
+
+def _difference(
+    comparison: ConventionComparison,
+    token: int,
+    label: str,
+    key: str,
+    title: str,
+    explanation: str,
+    formula: str,
+    worked: Callable[[dict[str, float]], str],
+) -> Section:
+    keys = _COMPARED[key]
+    numbers = _token_numbers(comparison, token)
+    metrics = tuple(
+        Metric(comparison.run(k).convention.name, comparison.run(k).max_abs_diff, DIFF_HELP)
+        for k in keys
+    )
+    if key == "bessel" and comparison.x.shape[1] > 1:
+        metrics += (Metric("√((D − 1)/D)", unbiased_ratio(comparison.x.shape[1])),)
+    return Section(
+        key=key,
+        title=title,
+        explanation=explanation,
+        formulas=(formula,),
+        worked=(worked(numbers),),
+        numbers=metrics,
+        figure=Figure(
+            outputs_by_convention(comparison, token, label, (REFERENCE, *keys)),
+            f"conventions-{key}",
+            BARS,
+        ),
+        question=difference_question(comparison, token, label, key),
+    )
+
+
+def difference_question(
+    comparison: ConventionComparison, token: int, label: str, key: str
+) -> Question | None:
+    """Before a difference's numbers: the chosen token's denominator (ε's size: Keras's; ε's
+    place: PyTorch's) or σ dividing by D (Bessel), with the mistakes' answers as options.
+    RMSNorm's slide asks nothing."""
+    x = comparison.x[token]
+    n = _token_numbers(comparison, token)
+    vector = "(" + ", ".join(fmt(v) for v in x) + ")"
+    qid = f"cv{key}-" + hashlib.sha256(repr((key, x.tobytes())).encode()).hexdigest()[:12]
+    if key in ("eps_size", "eps_place"):
+        c = convention("keras" if key == "eps_size" else REFERENCE)
+        return Question(
+            qid,
+            f"For {label}, x = {vector}: what is {c.name}'s denominator √(σ² + ε), with "
+            f"ε = {fmt(c.eps)}?",
+            n[c.key],
+            f"σ² = {fmt(n['var'])}, so √({fmt(n['var'])} + {fmt(c.eps)}) = {fmt(n[c.key])}.",
+            wrong=std_wrongs(x, c.eps),
+        )
+    if key == "bessel":
+        d = int(n["d"])
+        return Question(
+            qid,
+            f"For {label}, x = {vector}: what is PyTorch's σ, dividing by D = {d}?",
+            n["std"],
+            f"√(σ²) with σ² = {fmt(n['var'])}, the squared distances' sum divided by D = {d}: "
+            f"{fmt(n['std'])}.",
+            wrong=(
+                Wrong(
+                    "d_minus_1",
+                    np.sqrt(variance(x, d_minus_1=True)),
+                    f"That is x.std(), as the Annotated Transformer calls it: it divides by "
+                    f"D − 1 = {d - 1}. Layer Norm divides by D = {d}.",
+                ),
+            ),
+        )
+    return None
+
+
+def _axes(axes: AxesComparison) -> Section:
+    return Section(
+        key=AXES,
+        title="Which axes: the last one, or the last two",
+        explanation=(
+            f"The PyTorch notebook of *{TITLES[ADD_NORM]}* reshapes its sentence "
+            "$(B, S, E) = (1, 2, 3)$ to $(S, B, E)$ and normalizes over the last two axes, "
+            "$(B, E)$: with $B = 1$, one group per token. Without the reshape the whole "
+            "sentence would share one mean."
+        ),
+        formulas=(
+            r"\text{per token: } \mu_t = \tfrac{1}{E}\textstyle\sum_{e} x_{t,e}"
+            r"\qquad \text{one group: } \mu = \tfrac{1}{S E}\textstyle\sum_{t,e} x_{t,e}",
+        ),
+        numbers=(
+            Metric("Notebook: max |Δ|", axes.notebook_vs_per_token, AXES_HELP),
+            Metric("No reshape: max |Δ|", axes.one_group_vs_per_token, AXES_HELP),
+            Table(
+                axes_table(axes, token_labels(axes.x.shape[0])),
+                "Every token's mean, denominator and outputs under the three groupings.",
+                on_slide=False,
+            ),
+        ),
+        figure=Figure(
+            groupings_heatmap(axes, token_labels(axes.x.shape[0])),
+            "conventions-axes",
+            "Outputs with ε = 10⁻⁵. Top rows: one group per token, which is also what the "
+            "notebook's (S, 1, E) layout computes. Bottom rows: all tokens in one group.",
+        ),
+        detail=(
+            "```python\n"
+            "inputs = inputs.reshape(S, B, E)          # (2, 1, 3)\n"
+            "dims = [-1, -2]                           # the last two axes\n"
+            "mean = inputs.mean(dim=dims, keepdim=True)\n"
+            "```\n\n"
+            "With $B > 1$ the reshaped $(B, E)$ group would mix the same position of "
+            "different sentences."
+        ),
+    )
+
+
+def _verdict_callout(check: CheckResult) -> tuple[Callout, ...]:
+    if not check.verdicts:
+        return (Callout("info", "Enter at least one claim (mean, std, variance or outputs)."),)
+    consistent, text = summary(check)
+    return (Callout("success" if consistent else "warning", text),)
+
+
+def _check(check: CheckResult) -> Section:
+    return Section(
+        key=CHECK,
+        title="Check a tutorial's printed numbers",
+        explanation="A claim holds when the truth **rounds** to it: `0.364` means 0.3635 "
+        "to 0.3645.",
+        callouts=_verdict_callout(check),
+        formulas=(r"|\text{truth} - \text{claim}| \le \tfrac{1}{2} \cdot 10^{-k} + \text{slack}",),
+        detail=(
+            "A number written with $k$ decimals claims that the truth rounds to it, so it "
+            "holds when the truth lies within half a unit of its last digit (`5` means 4.5 to "
+            "5.5). Each claim is compared with every way the conventions compute its quantity. "
+            f"The slack, {exact(SLACK_REL)} × |claim| + {exact(SLACK_ABS)}, only absorbs "
+            "floating-point rounding, including printouts computed in float32."
+        ),
+        numbers=(
+            Table(quantity_table(check)),
+            Table(
+                verdict_table(check),
+                "Layer Norm value: the mean, the biased variance and std (divided by D), or "
+                "PyTorch's output. Closest reading: the computation, of all the conventions', "
+                "nearest the claim.",
+                on_slide=False,
+            ),
+        ),
+        figure=Figure(
+            claim_errors(check),
+            "conventions-claims",
+            "Each bar is a claim's distance from the closest true value over its tolerance: "
+            "at or below the dashed line it holds (blue), above it it is wrong under every "
+            "convention (vermillion, hatched).",
+        )
+        if check.verdicts
+        else None,
+    )
+
+
+def _tally(check: CheckResult) -> Section:
+    readings = readings_table(check).rename_axis("statistic").reset_index()
+    return Section(
+        key="tally",
+        title="Which convention did the tutorial use?",
+        explanation=(
+            "A tutorial is consistent with a convention when every one of its claims holds "
+            "under it. A claim wrong under every convention is an arithmetic slip."
+        ),
+        callouts=_verdict_callout(check),
+        numbers=(
+            Table(tally_table(check)),
+            Table(
+                readings,
+                "The true statistics of each row: the values the claims are held to.",
+                on_slide=False,
+            ),
+        ),
+    )

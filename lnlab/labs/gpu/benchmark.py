@@ -1,0 +1,315 @@
+"""The scale-up benchmark: Layer Norm timed on a (batch, sequence, features) tensor.
+
+Timed after warm-up with the device synchronized around every sample, in two versions: one torch
+operation per step (nine kernels, each a pass over memory, lnlab.labs.gpu.traffic.STEP_OPS) and the
+fused `torch.nn.functional.layer_norm` (one pass), beside a copy of the same tensor that measures
+what the device's memory can do. Each is reported as its time and its useful bandwidth: the bytes
+any Layer Norm must move (read x once, write y once) per second. The page's runs are bounded: caps
+on elements and rows, one CPU thread, one deadline that includes the warm-up, one run at a time in
+the whole server with visitors served first come first served (lnlab.serving.heavy_work), and the
+timing done in a worker process (lnlab.serving.worker) so other sessions' reruns do not wait for the
+server's GIL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lnlab.core import backend as bk
+from lnlab.core.errors import BusyError as BusyError  # re-exported: the pages catch it from here
+from lnlab.core.errors import InputError
+from lnlab.core.numbers import DEFAULT_EPS
+from lnlab.labs.gpu.traffic import copy_bytes, fused_bytes, step_bytes
+from lnlab.serving import heavy_work as fair_queue
+from lnlab.serving import worker
+
+MAX_ELEMENTS = {"cpu": 2 * 2**20, "gpu": 8 * 2**20}  # numel caps: one visitor, bounded memory
+MAX_ROWS = 2**16  # batch x sequence: many tiny rows cost per-row overhead, not bandwidth
+MAX_BATCH = 1024
+MAX_SEQ = 8192
+MAX_FEATURES = 16384
+DEADLINE_S = 3.0  # one run, warm-up included: timing stops here and reports what it has
+STOP_GRACE_S = 2.0  # this long past the deadline, the worker is stopped (a call never ends)
+WARMUP = 2
+MAX_SAMPLES = 25
+MIN_SAMPLE_S = 1e-3  # a sample repeats the call until it lasts this long (timer resolution)
+CPU_THREADS = 1
+
+_WORKER = worker.HEAVY  # the server's one heavy-work process, shared with training
+
+
+def element_cap(device: str) -> int:
+    """The numel cap for a device name: 2^21 on the CPU, 2^23 on a GPU."""
+    return MAX_ELEMENTS["cpu" if device.startswith("cpu") else "gpu"]
+
+
+def check_size(batch: int, seq: int, features: int, device: str) -> int:
+    """numel = batch x seq x features, or InputError when a size is out of range or too big
+    (over the element cap, or over MAX_ROWS rows)."""
+    limits = (("batch", batch, 1, MAX_BATCH), ("sequence", seq, 1, MAX_SEQ))
+    for name, value, low, high in (*limits, ("features", features, 2, MAX_FEATURES)):
+        if not low <= value <= high:
+            raise InputError(f"{name} must be between {low} and {high:,}, not {value:,}")
+    if batch * seq > MAX_ROWS:
+        raise InputError(
+            f"{batch:,} x {seq:,} = {batch * seq:,} rows is over the cap of {MAX_ROWS:,} rows; "
+            "make the batch or sequence smaller (and the features larger, to time more memory)"
+        )
+    numel = batch * seq * features
+    cap = element_cap(device)
+    if numel > cap:
+        where = "CPU" if device.startswith("cpu") else "GPU"
+        raise InputError(
+            f"{batch:,} x {seq:,} x {features:,} = {numel:,} elements is over the {where} "
+            f"cap of {cap:,}; make the batch, sequence or features smaller"
+        )
+    return numel
+
+
+def synchronize(device: str) -> None:
+    """Wait for the device's queued work: GPU kernels run asynchronously to Python."""
+    torch = bk.get_torch()
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(device)
+    elif device.startswith("mps"):
+        torch.mps.synchronize()
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The median time of one call and the bytes that call moves."""
+
+    name: str
+    median_s: float
+    samples: int
+    calls_per_sample: int
+    bytes_moved: int
+
+    @property
+    def gbps(self) -> float:
+        return self.bytes_moved / self.median_s / 1e9
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A call to time and the bytes it moves."""
+
+    name: str
+    fn: Callable[[], object]
+    bytes_moved: int
+
+
+def time_calls(
+    calls: tuple[Timed, ...],
+    device: str,
+    *,
+    deadline_s: float,
+    warmup: int = WARMUP,
+    max_rounds: int = MAX_SAMPLES,
+) -> tuple[Measurement, ...]:
+    """The median time per call of each of `calls` on `device`, within `deadline_s`.
+
+    Warm-up calls first (allocator, kernel selection, caches). Each sample is a batch of
+    calls between two synchronizations, long enough (MIN_SAMPLE_S) for the timer and the
+    launch latency not to matter. Samples are taken in rounds, one of each call per round,
+    so a burst of load from elsewhere hits them all alike. The deadline counts from the
+    start, warm-up included: once it passes, timing stops after the current sample (every
+    call keeps at least one sample) and the medians are of what was measured.
+    """
+    deadline = time.perf_counter() + deadline_s
+    repeats = [_calls_per_sample(c.fn, device, warmup) for c in calls]
+    samples: list[list[float]] = [[] for _ in calls]
+    for _ in range(max_rounds):
+        for call, count, times in zip(calls, repeats, samples, strict=True):
+            if times and time.perf_counter() >= deadline:
+                continue
+            start = time.perf_counter()
+            for _ in range(count):
+                call.fn()
+            synchronize(device)
+            times.append((time.perf_counter() - start) / count)
+        if time.perf_counter() >= deadline:
+            break
+    return tuple(
+        Measurement(c.name, statistics.median(times), len(times), count, c.bytes_moved)
+        for c, count, times in zip(calls, repeats, samples, strict=True)
+    )
+
+
+def _calls_per_sample(fn: Callable[[], object], device: str, warmup: int) -> int:
+    """Warm `fn` up, then how many calls last MIN_SAMPLE_S (1 to 1000)."""
+    for _ in range(warmup):
+        fn()
+    synchronize(device)
+    start = time.perf_counter()
+    fn()
+    synchronize(device)
+    once = time.perf_counter() - start
+    return max(1, min(1000, math.ceil(MIN_SAMPLE_S / max(once, 1e-9))))
+
+
+def layer_norm_step_by_step(x: Any, gamma: Any, beta: Any, eps: float = DEFAULT_EPS) -> Any:
+    """Layer Norm over the last axis, one torch operation per step (STEP_OPS)."""
+    mean = x.mean(-1, keepdim=True)
+    centred = x - mean
+    squared = centred * centred
+    var = squared.mean(-1, keepdim=True)
+    var_eps = var + eps
+    std = var_eps.sqrt()
+    x_hat = centred / std
+    scaled = x_hat * gamma
+    return scaled + beta
+
+
+@dataclass(frozen=True)
+class ScaleUp:
+    """Timings of a copy, the step-by-step and the fused Layer Norm on one tensor."""
+
+    device: str
+    dtype: str
+    shape: tuple[int, int, int]
+    threads: int  # torch's CPU threads during the run
+    elapsed_s: float  # the whole run, warm-up included
+    copy: Measurement
+    steps: Measurement
+    fused: Measurement
+    max_diff: float  # max |step by step - fused|: both compute the same thing
+    note: str = ""  # how the run went, when that is news (ran in the server process, say)
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def share_of_copy(self, m: Measurement) -> float:
+        """m's GB/s as a fraction of the copy's: how close it gets to the memory's limit."""
+        return m.gbps / self.copy.gbps
+
+    def useful_gbps(self, m: Measurement) -> float:
+        """The bytes Layer Norm must move (read x, write y) per second of m."""
+        return self.copy.bytes_moved / m.median_s / 1e9
+
+
+def measure_layer_norm(
+    shape: tuple[int, ...],
+    device: str,
+    dtype: str = "float32",
+    *,
+    deadline_s: float = DEADLINE_S,
+    eps: float = DEFAULT_EPS,
+) -> ScaleUp:
+    """Time copy, step-by-step and fused Layer Norm on a random `shape` tensor. No caps;
+    the deadline counts from the start, allocating the tensors included."""
+    start = time.perf_counter()
+    torch = bk.get_torch()
+    kind = bk.torch_dtype(dtype)
+    generator = torch.Generator(device=device).manual_seed(0)
+    x = torch.randn(shape, generator=generator, device=device, dtype=kind)
+    features = shape[-1]
+    gamma = torch.ones(features, device=device, dtype=kind)
+    beta = torch.zeros(features, device=device, dtype=kind)
+    dst = torch.empty_like(x)
+    rows, itemsize = x.numel() // features, x.element_size()
+    copy, steps, fused = time_calls(
+        (
+            Timed("copy", lambda: dst.copy_(x), copy_bytes(rows, features, itemsize)),
+            Timed(
+                "step by step",
+                lambda: layer_norm_step_by_step(x, gamma, beta, eps),
+                step_bytes(rows, features, itemsize),
+            ),
+            Timed(
+                "fused F.layer_norm",
+                lambda: torch.nn.functional.layer_norm(x, (features,), gamma, beta, eps),
+                fused_bytes(rows, features, itemsize),
+            ),
+        ),
+        device,
+        deadline_s=deadline_s - (time.perf_counter() - start),
+    )
+    elapsed = time.perf_counter() - start
+    diff = layer_norm_step_by_step(x, gamma, beta, eps) - torch.nn.functional.layer_norm(
+        x, (features,), gamma, beta, eps
+    )
+    return ScaleUp(
+        device,
+        dtype,
+        tuple(shape),  # type: ignore[arg-type]
+        torch.get_num_threads(),
+        elapsed,
+        copy,
+        steps,
+        fused,
+        float(diff.abs().max()),
+    )
+
+
+def timed_run(shape: tuple[int, int, int], device: str, dtype: str, deadline_s: float) -> ScaleUp:
+    """The page's measurement, wherever it runs: torch on CPU_THREADS threads on the CPU, and
+    running out of device memory as an InputError."""
+    torch = bk.get_torch()
+    threads = CPU_THREADS if device == "cpu" else torch.get_num_threads()
+    try:
+        with bk.cpu_threads(threads):
+            return measure_layer_norm(shape, device, dtype, deadline_s=deadline_s)
+    except torch.OutOfMemoryError as exc:
+        raise InputError(f"not enough memory on {device} for this size: try a smaller one") from exc
+
+
+def run_scale_up(
+    batch: int,
+    seq: int,
+    features: int,
+    device: str = "auto",
+    dtype: str = "float32",
+    *,
+    owner: str | None = None,
+    on_wait: Callable[[int], None] | None = None,
+    deadline_s: float = DEADLINE_S,
+    max_wait_s: float = fair_queue.MAX_WAIT_S,
+) -> ScaleUp:
+    """The page's benchmark: checked sizes, `owner`'s first-come turn at the server's one
+    heavy-work slot (on_wait(place) while in line), then timed_run in the worker process.
+
+    Raises InputError for a bad size or dtype, for a run stopped STOP_GRACE_S past its
+    deadline or a worker that died (the next run starts a new one); BusyError when refused a
+    place in line. Where no worker can start, runs in this process and says so in the note.
+    """
+    resolved = bk.resolve_device(device)
+    check_size(batch, seq, features, resolved)
+    if dtype not in bk.supported_dtypes(resolved):
+        raise InputError(f"{dtype} is not supported on {resolved}")
+    job = ((batch, seq, features), resolved, dtype, deadline_s)
+    with fair_queue.turn(owner or uuid.uuid4().hex, on_wait=on_wait, max_wait_s=max_wait_s):
+        try:
+            return _WORKER.call(timed_run, *job, timeout_s=deadline_s + STOP_GRACE_S)
+        except worker.Unavailable as err:
+            note = f"Timed in the server process: the benchmark worker could not start ({err})."
+            return dataclasses.replace(timed_run(*job), note=note)
+        except worker.WorkerError as err:
+            raise InputError(
+                f"The benchmark did not finish: {err}. The next run starts a new worker."
+            ) from err
+
+
+def scale_up_table(result: ScaleUp) -> list[dict[str, object]]:
+    """One record per measurement: time and useful GB/s (what ranks them), then every byte
+    moved, its GB/s and that GB/s as a share of the copy's."""
+    return [
+        {
+            "version": m.name,
+            "median time (ms)": m.median_s * 1e3,
+            "useful GB/s (read x, write y)": result.useful_gbps(m),
+            "MB moved per call": m.bytes_moved / 1e6,
+            "GB/s moved": m.gbps,
+            "share of copy bandwidth": result.share_of_copy(m),
+            "samples x calls": f"{m.samples} x {m.calls_per_sample}",
+        }
+        for m in (result.copy, result.steps, result.fused)
+    ]

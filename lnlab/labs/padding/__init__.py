@@ -1,0 +1,1 @@
+"""The padding lab: Batch Norm against Layer Norm on a padded batch of sentences."""

@@ -1,0 +1,719 @@
+"""The "Batch Norm vs Layer Norm" lesson as slides, built from a PaddingLab
+(lnlab.labs.padding.batch).
+
+One idea per section: the padded batch, which cells feed a statistic, Batch Norm's and Layer
+Norm's statistics, the three outputs, the closed form and the padding calculator, who else is
+in the batch, the 5 x 3 table read both ways, and the running statistics that make Batch Norm
+differ between training and inference. Pure Python: the page draws it (lnlab.ui.lesson_view).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from lnlab.core.numbers import fmt
+from lnlab.labs.padding import batch as pad
+from lnlab.labs.padding import plots
+from lnlab.teach import misconceptions as mc
+from lnlab.teach.latex import joined, num, term, vector
+from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
+from lnlab.teach.markdown import plain
+from lnlab.teach.presets import PADDING_COUNT
+from lnlab.teach.quiz import Question, Wrong, padding_questions
+
+TITLE = "Batch Norm vs Layer Norm on a padded batch"
+INTRO = (
+    "Sentences in a batch have different lengths, so the short ones are **padded with zero "
+    "PAD rows** up to the longest. Batch Norm computes each feature's statistics **down a "
+    "column, over every token in the batch**, PAD zeros included unless they are masked. "
+    "Layer Norm computes them **across a row, over one token's own features**, so padding "
+    "and the other sentences cannot touch it."
+)
+FEATURES = list(pad.FEATURES)
+DEFAULT_COUNT = pad.padding_share(PADDING_COUNT.batch, PADDING_COUNT.longest, PADDING_COUNT.average)
+SLIDE_ROWS = 10  # a table with more rows than this stays off the slides
+
+# Sections whose widgets the page draws (ui.lesson_view's `controls`).
+CELLS, CLOSED_FORM, CALCULATOR, WHO_ELSE, RUNNING = (
+    "cells",
+    "closed_form",
+    "calculator",
+    "who_else",
+    "running",
+)
+SECTION_KEYS = (
+    "batch",
+    CELLS,
+    "bn_stats",
+    "ln_stats",
+    "naive_out",
+    "masked_out",
+    "ln_out",
+    CLOSED_FORM,
+    CALCULATOR,
+    WHO_ELSE,
+    "columns",
+    "rows",
+    RUNNING,
+    "gap",
+)
+# The page's eight sections before it became a lesson, in order: old links' `slide=k` opens
+# the section that now holds the content of old section k.
+OLD_SLIDES = tuple(
+    SECTION_KEYS.index(k)
+    for k in ("batch", CELLS, "bn_stats", "naive_out", CLOSED_FORM, WHO_ELSE, "columns", RUNNING)
+)
+
+
+@dataclass(frozen=True)
+class View:
+    """The choices a section's own widgets make: the statistic outlined (pick, index), the
+    closed form's feature, the calculator's batch and the running statistics' steps."""
+
+    pick: str = pad.PICK_NAIVE
+    index: int = 0
+    cf_feature: int = 0
+    count: pad.PaddingShare = DEFAULT_COUNT
+    steps: int = pad.DEFAULT_STEPS
+
+
+def slides(lab: pad.PaddingLab, view: View) -> Lesson:
+    """The page's lesson, every section in SECTION_KEYS order."""
+    questions = page_questions(lab)
+    sections = (
+        _batch(lab),
+        _cells(lab, view),
+        _bn_stats(lab, questions.statistics),
+        _ln_stats(lab, questions.ln_mean),
+        *_outputs(lab, questions.outputs, questions.masked),
+        _closed_form(lab, view, questions.closed_form),
+        _calculator(lab, view),
+        _who_else(lab),
+        *_table_both_ways(lab),
+        _running(lab, view),
+        _gap(lab, view),
+    )
+    assert tuple(s.key for s in sections) == SECTION_KEYS
+    return Lesson(key="padding", title=TITLE, intro=INTRO, context=summary(lab), sections=sections)
+
+
+def summary(lab: pad.PaddingLab) -> str:
+    """The batch in one line: its shape and how much of it is padding."""
+    b, s, d = lab.x.shape
+    return (
+        f"**{b}** sentences, the longest **{s}** words: (B, S, D) = ({b}, {s}, {d}); "
+        f"**{lab.pad_count}** of {lab.tokens.shape[0]} rows are PAD (p = "
+        f"{fmt(lab.closed_form.share)})."
+    )
+
+
+# ---------------------------------------------------------------- tables
+
+
+def rows_frame(lab: pad.PaddingLab, values: np.ndarray) -> pd.DataFrame:
+    """A (B, S, D) array as a table: one row per token of the stacked batch."""
+    frame = pd.DataFrame(values.reshape(-1, pad.DIM), columns=FEATURES)
+    frame.insert(0, "token", lab.labels)
+    return frame
+
+
+def stats_frame(names: list[str], name: str, trace: object) -> pd.DataFrame:
+    """Mean, variance and σ_ε per group (a feature, a token, a node or a sample)."""
+    frame = pd.DataFrame(
+        {
+            "mean μ": np.ravel(trace.mean),  # type: ignore[attr-defined]
+            "variance σ²": np.ravel(trace.var),  # type: ignore[attr-defined]
+            "σ_ε": np.ravel(trace.std),  # type: ignore[attr-defined]
+        }
+    )
+    frame.insert(0, name, names)
+    return frame
+
+
+def bn_stats_frame(lab: pad.PaddingLab) -> pd.DataFrame:
+    """Each feature's Batch Norm statistics, PAD rows included and masked, side by side."""
+    naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
+    return pd.DataFrame(
+        {
+            "feature": FEATURES,
+            "μ, PAD included": naive.mean,
+            "μ, masked": masked.mean,
+            "σ², PAD included": naive.var,
+            "σ², masked": masked.var,
+            "σ_ε, PAD included": naive.std,
+            "σ_ε, masked": masked.std,
+        }
+    )
+
+
+def check_frame(lab: pad.PaddingLab) -> pd.DataFrame:
+    """The closed form against what naive Batch Norm computed, feature by feature."""
+    cf = lab.closed_form
+    return pd.DataFrame(
+        {
+            "feature": FEATURES,
+            "μ (real)": cf.real_mean,
+            "σ² (real)": cf.real_var,
+            "(1−p)μ": cf.predicted_mean,
+            "mean computed": cf.computed_mean,
+            "mean diff": cf.mean_error,
+            "(1−p)σ² + p(1−p)μ²": cf.predicted_var,
+            "variance computed": cf.computed_var,
+            "variance diff": cf.var_error,
+        }
+    )
+
+
+def who_frame(who: pad.WhoElse) -> pd.DataFrame:
+    """The focus sentence's outputs before and after the other sentence changed."""
+    return pd.DataFrame(
+        {
+            "token": [w for w in who.words for _ in FEATURES],
+            "feature": FEATURES * len(who.words),
+            "BN masked, before": who.masked_bn[0].ravel(),
+            "BN masked, after": who.masked_bn[1].ravel(),
+            "BN change": (who.masked_bn[1] - who.masked_bn[0]).ravel(),
+            "LN before": who.ln[0].ravel(),
+            "LN after": who.ln[1].ravel(),
+            "LN change": (who.ln[1] - who.ln[0]).ravel(),
+        }
+    )
+
+
+def running_frame(running: pad.Running) -> pd.DataFrame:
+    """What each update moves towards, and where the running statistics are after N steps."""
+    return pd.DataFrame(
+        {
+            "feature": FEATURES,
+            "batch μ": running.batch_mean,
+            "running μ": running.mean[-1],
+            "batch σ² (unbiased)": running.batch_var,
+            "running σ²": running.var[-1],
+        }
+    )
+
+
+def gap_frame(lab: pad.PaddingLab, running: pad.Running, sentence: int) -> pd.DataFrame:
+    """One sentence's real tokens through the same layer in training and in eval mode."""
+    n = len(lab.sentences[sentence])
+    train, evaluate = running.train_y[sentence, :n], running.eval_y[sentence, :n]
+    return pd.DataFrame(
+        {
+            "token": [w for w in lab.sentences[sentence] for _ in FEATURES],
+            "feature": FEATURES * n,
+            "training": train.ravel(),
+            "inference": evaluate.ravel(),
+            "difference": (evaluate - train).ravel(),
+        }
+    )
+
+
+def _table(frame: pd.DataFrame, caption: str = "") -> Table:
+    """A table, kept off the slides when it is long."""
+    return Table(frame, caption, on_slide=len(frame) <= SLIDE_ROWS)
+
+
+# ---------------------------------------------------------------- the batch and its cells
+
+
+def _batch(lab: pad.PaddingLab) -> Section:
+    return Section(
+        key="batch",
+        title="The batch",
+        explanation=(
+            "Every token of every sentence, stacked into one (B·S) × D table. The short "
+            "sentences are filled up with zero **PAD rows** (greyed) to the longest one."
+        ),
+        numbers=(Table(rows_frame(lab, lab.x), "The embeddings, one row per token.", False),),
+        figure=Figure(
+            lambda: plots.batch_figure(lab, np.zeros(lab.tokens.shape, bool), "The padded batch"),
+            "pad-batch-plain",
+            "Tokens × features; PAD rows greyed.",
+        ),
+    )
+
+
+def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, str, str]:
+    """The mean of the picked cells written out with their numbers, their variance in short,
+    and the variance written out (too long for a slide)."""
+    cells = lab.tokens[pad.highlight_mask(lab, pick, index)]
+    if pick == pad.PICK_TOKEN:
+        symbol = rf"\text{{token {index + 1}}}"
+    else:
+        symbol = rf"\text{{{FEATURES[index]}}}"
+    mean, var, n = float(cells.mean()), float(cells.var()), cells.size
+    m = term(mean)
+    return (
+        rf"\mu_{{{symbol}}} = \tfrac{{1}}{{{n}}}\big({joined([term(v) for v in cells])}\big)"
+        rf" = {num(mean)}",
+        rf"\sigma^2_{{{symbol}}} = \tfrac{{1}}{{{n}}}\textstyle\sum (x - {m})^2 = {num(var)}",
+        rf"\sigma^2_{{{symbol}}} = \tfrac{{1}}{{{n}}}\big("
+        rf"{joined([f'({term(v)} - {m})^2' for v in cells])}\big) = {num(var)}",
+    )
+
+
+def _cells(lab: pad.PaddingLab, view: View) -> Section:
+    cells = pad.highlight_mask(lab, view.pick, view.index)
+    mean, variance, written_out = statistic_latex(lab, view.pick, view.index)
+    return Section(
+        key=CELLS,
+        title="Which cells feed a statistic",
+        explanation=(
+            "Pick a statistic: the outlined cells are exactly the numbers it averages. A Batch "
+            "Norm column runs through every sentence; a Layer Norm row is one token."
+        ),
+        formulas=(mean, variance),
+        detail=f"Written out: ${written_out}$",
+        figure=Figure(
+            lambda: plots.batch_figure(lab, cells, "The stacked batch: tokens x features"),
+            "pad-batch",
+            f"The {int(cells.sum())} outlined cells feed the picked statistic; PAD rows greyed.",
+        ),
+    )
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def _bn_stats(lab: pad.PaddingLab, question: Question) -> Section:
+    naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
+    return Section(
+        key="bn_stats",
+        title="Batch Norm's statistics, with and without PAD",
+        explanation=(
+            f"Batch Norm averages each feature **down its column**: naively over all "
+            f"{naive.count} rows, PAD zeros included; masked, over the {masked.count} real "
+            "tokens only. The zeros pull the mean towards 0 and change the variance."
+        ),
+        formulas=(
+            r"\mu_j = \tfrac{1}{n}\textstyle\sum_i x_{ij}, \quad "
+            r"\sigma^2_j = \tfrac{1}{n}\textstyle\sum_i (x_{ij} - \mu_j)^2",
+        ),
+        numbers=(Table(bn_stats_frame(lab)),),
+        question=question,
+    )
+
+
+def _ln_stats(lab: pad.PaddingLab, question: Question) -> Section:
+    return Section(
+        key="ln_stats",
+        title="Layer Norm's statistics: one token at a time",
+        explanation=(
+            f"Layer Norm averages each token **across its row**, over its own {pad.DIM} "
+            "features. No other row enters: a PAD row is all zeros, so its mean and its "
+            "variance are 0, and the real tokens' statistics are the same padded or not."
+        ),
+        formulas=(
+            r"\mu_t = \tfrac{1}{D}\textstyle\sum_j x_{tj}, \quad "
+            r"\sigma^2_t = \tfrac{1}{D}\textstyle\sum_j (x_{tj} - \mu_t)^2",
+        ),
+        numbers=(_table(stats_frame(list(lab.labels), "token", lab.norms.ln)),),
+        question=question,
+    )
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def _outputs(
+    lab: pad.PaddingLab, question: Question | None, masked_question: Question
+) -> tuple[Section, ...]:
+    """Naive Batch Norm, masked Batch Norm and Layer Norm: one section each."""
+    naive, masked, ln = lab.norms.naive_bn, lab.norms.masked_bn, lab.norms.ln
+    figures = plots.output_figures(lab)
+    pads = np.flatnonzero(~lab.real)
+    no_pads = (
+        (Callout("info", "No PAD rows: every sentence has the same length. Shorten one."),)
+        if not pads.size
+        else ()
+    )
+    rule = r"y = \gamma\,\frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta, \quad \gamma = 1"
+    pad_row = (
+        (
+            r"y_{\text{PAD}} = \frac{0 - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta = "
+            + vector(naive.y.reshape(-1, pad.DIM)[pads[0]]),
+        )
+        if pads.size
+        else ()
+    )
+    if np.isnan(ln.y).any():
+        ln_note = Callout(
+            "warning",
+            f"With ε = {fmt(lab.eps)} Layer Norm's PAD rows are NaN. A PAD row is constant "
+            "(all zeros), so its mean is 0 and its variance is 0, and x̂ = (0 − 0) / √(0 + 0) "
+            "= 0/0, which is undefined: NaN. Any ε > 0 gives 0 / √ε = 0, and the row comes "
+            "out as β.",
+        )
+    else:
+        ln_note = Callout(
+            "success",
+            f"Layer Norm leaves every PAD row at β = {fmt(lab.beta)}: the row is constant, so "
+            f"x − μ = 0 and 0 / √(0 + ε) = 0 with ε = {fmt(lab.eps)} > 0. (Set ε to 0 to see "
+            "the 0/0.)",
+        )
+    return (
+        Section(
+            key="naive_out",
+            title="Naive Batch Norm's output: PAD rows are no longer zero",
+            explanation="Every row is normalized with its column's padded statistics.",
+            formulas=(rule,),
+            worked=pad_row,
+            numbers=(Table(rows_frame(lab, naive.y), on_slide=False),),
+            figure=Figure(
+                figures[0], "pad-naive-bn", "Each PAD row becomes (0 − μ)/σ_ε + β: not zero."
+            ),
+            question=question,
+            callouts=no_pads,
+        ),
+        Section(
+            key="masked_out",
+            title="Masked Batch Norm's output: PAD rows stay 0",
+            explanation=(
+                "Masked, the statistics come from the real tokens only, and the PAD positions "
+                "are left at 0: the real tokens come out as if there were no padding."
+            ),
+            formulas=(rule,),
+            numbers=(Table(rows_frame(lab, masked.y), on_slide=False),),
+            figure=Figure(figures[1], "pad-masked-bn", "PAD positions ignored and left at 0."),
+            question=masked_question,
+        ),
+        Section(
+            key="ln_out",
+            title="Layer Norm's output: each row on its own",
+            explanation="Each token is normalized with its own mean and σ_ε.",
+            formulas=(r"y_t = \gamma\,\frac{x_t - \mu_t}{\sqrt{\sigma_t^2 + \epsilon}} + \beta",),
+            numbers=(Table(rows_frame(lab, ln.y), on_slide=False),),
+            figure=Figure(figures[2], "pad-ln", "A PAD row comes out as β (NaN with ε = 0)."),
+            callouts=(ln_note,) if pads.size else (),
+        ),
+    )
+
+
+# ---------------------------------------------------------------- how much padding
+
+
+def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> Section:
+    cf, j = lab.closed_form, view.cf_feature
+    p, mu, var = cf.share, cf.real_mean[j], cf.real_var[j]
+    name = FEATURES[j]
+    return Section(
+        key=CLOSED_FORM,
+        title="What padding does to the statistics",
+        explanation=(
+            "If a share p of a column's rows are PAD zeros, and the real tokens have mean μ and "
+            "(biased) variance σ², naive Batch Norm computes:"
+        ),
+        formulas=(
+            r"\mu_{\text{padded}} = (1 - p)\,\mu, \quad "
+            r"\sigma^2_{\text{padded}} = (1 - p)\,\sigma^2 + p\,(1 - p)\,\mu^2",
+        ),
+        worked=(
+            rf"p = \tfrac{{{lab.pad_count}}}{{{lab.tokens.shape[0]}}} = {num(p)}",
+            rf"\mu_{{\text{{padded}}, {name}}} = (1 - {num(p)}) \times {term(mu)} = "
+            rf"{num(cf.predicted_mean[j])}",
+            rf"\sigma^2_{{\text{{padded}}, {name}}} = (1 - {num(p)}) \times {num(var)} + "
+            rf"{num(p)} \times (1 - {num(p)}) \times {term(mu)}^2 = {num(cf.predicted_var[j])}",
+        ),
+        numbers=(
+            Table(
+                check_frame(lab),
+                "The closed form against what naive Batch Norm computed: the differences are "
+                "float64 rounding.",
+                on_slide=False,
+            ),
+        ),
+        figure=Figure(
+            lambda: plots.closed_form_figure(lab, j, view.count.share),
+            "pad-closed-form",
+            "Lines: the closed form as p goes from 0 to 1. Dots: what naive Batch Norm "
+            "computed on this batch. Diamonds: the calculator's share.",
+        ),
+        question=question,
+    )
+
+
+def _calculator(lab: pad.PaddingLab, view: View) -> Section:
+    c, cf, j = view.count, lab.closed_form, view.cf_feature
+    mean, var = pad.padded_moments(c.share, cf.real_mean[j], cf.real_var[j])
+    return Section(
+        key=CALCULATOR,
+        title="How much padding a real batch has",
+        explanation=(
+            "A batch padded to its longest sentence is mostly zeros when the lengths vary."
+        ),
+        formulas=(
+            r"p = \frac{\text{longest} - \text{average}}{\text{longest}} = "
+            rf"\frac{{{c.longest} - {num(c.average)}}}{{{c.longest}}} = {num(c.share)}",
+        ),
+        worked=(
+            rf"\mu_{{\text{{padded}}, {FEATURES[j]}}} = (1 - {num(c.share)}) \times "
+            rf"{term(cf.real_mean[j])} = {num(mean)}, \quad \sigma^2_{{\text{{padded}}}} = "
+            rf"{num(var)}",
+        ),
+        numbers=(
+            Metric("Positions in the padded tensor", c.slots),
+            Metric("Real tokens", c.real),
+            Metric("Share of PAD zeros p", c.share),
+        ),
+        detail=(
+            f"The padded mean and variance above use this batch's real tokens "
+            f"({FEATURES[j]}: μ = {fmt(cf.real_mean[j])}, σ² = {fmt(cf.real_var[j])})."
+        ),
+    )
+
+
+# ---------------------------------------------------------------- who else
+
+
+def _who_else(lab: pad.PaddingLab) -> Section:
+    who = lab.who_else
+    title = "Who else is in the batch?"
+    if who is None:
+        return Section(
+            key=WHO_ELSE,
+            title=title,
+            callouts=(Callout("info", "The batch has one sentence. Add a second line above."),),
+        )
+    return Section(
+        key=WHO_ELSE,
+        title=title,
+        explanation=(
+            f"Sentence {who.focus + 1}, **{plain(' '.join(who.words))}**, stays as it is. "
+            f"Sentence {who.other + 1} changes from **{plain(' '.join(who.before))}** to "
+            f"**{plain(' '.join(who.after))}**. Batch Norm's statistics come from the whole "
+            "batch, masked or not; Layer Norm's from the token alone."
+        ),
+        numbers=(
+            Metric("Batch Norm, naive: max |change|", who.max_change(who.naive_bn)),
+            Metric("Batch Norm, masked: max |change|", who.max_change(who.masked_bn)),
+            Metric("Layer Norm: max |change|", who.max_change(who.ln)),
+            Table(who_frame(who), "The same words, before and after.", on_slide=False),
+        ),
+    )
+
+
+# ---------------------------------------------------------------- the 5 x 3 table
+
+
+def _table_both_ways(lab: pad.PaddingLab) -> tuple[Section, Section]:
+    """The pre-activations z1, z2, z3 of five samples: down the columns, across the rows."""
+    t = pad.preactivation_norms(lab.eps, lab.beta)
+    columns = list(t.columns)
+    bn_input = pd.DataFrame(t.x, columns=columns)
+    bn_input.insert(0, "sample", list(t.rows))
+    stats = pd.DataFrame([t.bn.mean, t.bn.var, t.bn.std], columns=columns)
+    stats.insert(0, "sample", ["mean μ", "variance σ²", "σ_ε"])
+    ln_input = pd.concat([bn_input, stats_frame(list(t.rows), "sample", t.ln).iloc[:, 1:]], axis=1)
+    return (
+        Section(
+            key="columns",
+            title="Down the columns: Batch Norm",
+            explanation=(
+                "The pre-activations of three nodes for five samples. **Batch Norm** normalizes "
+                "each node **down its column**, over the samples: one μ and σ² per node."
+            ),
+            numbers=(
+                Table(pd.concat([bn_input, stats], ignore_index=True)),
+                Table(_grid(t, t.bn.y), "Batch Norm's output.", on_slide=False),
+            ),
+            figure=Figure(
+                lambda: plots.table_heatmap(t.bn.y, t.rows, t.columns, "Batch Norm: by column"),
+                "pad-table-bn",
+                "Every column now has mean 0 and variance 1 (up to ε).",
+            ),
+        ),
+        Section(
+            key="rows",
+            title="Across the rows: Layer Norm",
+            explanation=(
+                "The same table. **Layer Norm** normalizes each sample **across its row**, over "
+                "its three nodes: one μ and σ² per sample."
+            ),
+            numbers=(
+                Table(ln_input),
+                Table(_grid(t, t.ln.y), "Layer Norm's output.", on_slide=False),
+            ),
+            figure=Figure(
+                lambda: plots.table_heatmap(t.ln.y, t.rows, t.columns, "Layer Norm: by row"),
+                "pad-table-ln",
+                "Every row now has mean 0 and variance 1 (up to ε).",
+            ),
+        ),
+    )
+
+
+def _grid(t: pad.TableNorms, values: np.ndarray) -> pd.DataFrame:
+    frame = pd.DataFrame(values, columns=list(t.columns))
+    frame.insert(0, "sample", list(t.rows))
+    return frame
+
+
+# ---------------------------------------------------------------- not the whole story
+
+
+def _running(lab: pad.PaddingLab, view: View) -> Section:
+    running = pad.running_statistics(lab, view.steps)
+    m, k = pad.MOMENTUM, view.steps
+    return Section(
+        key=RUNNING,
+        title="Masking is not the whole story: running statistics",
+        explanation=(
+            "At inference Batch Norm uses running averages, which PyTorch updates after every "
+            "training batch from mean 0 and variance 1. Here one padded batch trains it again "
+            "and again."
+        ),
+        formulas=(
+            rf"\text{{running}} \leftarrow (1 - {num(m)})\,\text{{running}} + {num(m)}\,"
+            r"\text{batch}",
+            rf"\mu_{{\text{{run}}}} = \big(1 - {num(1 - m)}^{{{k}}}\big)\,\mu = "
+            rf"{num(1 - (1 - m) ** k)}\,\mu",
+        ),
+        numbers=(Table(running_frame(running), "The variance updates use n/(n − 1)·σ²."),),
+        figure=Figure(
+            lambda: plots.running_figure(running),
+            "pad-running",
+            "Solid: the running statistics step by step. Dashed: the batch's own.",
+        ),
+    )
+
+
+def _gap(lab: pad.PaddingLab, view: View) -> Section:
+    first = pad.running_statistics(lab, 1)
+    running = pad.running_statistics(lab, view.steps)
+    sentence = lab.who_else.focus if lab.who_else else 0
+    return Section(
+        key="gap",
+        title="Training and inference disagree",
+        explanation=(
+            "The same tokens through the same Batch Norm layer give different outputs in "
+            "training mode (the batch's statistics) and in eval mode (the running ones). More "
+            "steps shrink the gap but never close it: the running variance tends to the "
+            "unbiased n/(n − 1)·σ². Real batches also differ from each other, and on text their "
+            "statistics fluctuate strongly (Shen et al., 2020, *PowerNorm*). Layer Norm "
+            "normalizes the same way in training and at inference."
+        ),
+        numbers=(
+            Metric("max |eval − train| after 1 step", first.gap),
+            Metric(f"after {view.steps} steps", running.gap),
+            Metric("Layer Norm: max |eval − train|", 0.0),
+            _table(gap_frame(lab, running, sentence), f"Sentence {sentence + 1}."),
+        ),
+    )
+
+
+# ---------------------------------------------------------------- predict, then reveal
+
+
+@dataclass(frozen=True)
+class PaddingQuestions:
+    """The page's questions, each asked before the section that reveals its answer."""
+
+    statistics: Question  # which statistic padding changes: before Batch Norm's statistics
+    outputs: Question | None  # a PAD row under naive Batch Norm: before its output
+    closed_form: Question | None  # padded mean / real mean: before the closed form
+    ln_mean: Question  # the first token's Layer Norm mean: before Layer Norm's statistics
+    masked: Question  # the first token's f1 under masked Batch Norm: before its output
+
+
+def page_questions(lab: pad.PaddingLab) -> PaddingQuestions:
+    """lnlab.teach.quiz.padding_questions for this batch, fitted to the page.
+
+    The PAD-row question asks for the output y, so its answer is (0 - mu) / sigma_eps + beta
+    with the page's beta (and a new id when eps or beta change). It is left out without PAD
+    rows, and the shrink question when feature 1's real mean is 0 (no ratio).
+    """
+    naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
+    which, pad_row, shrink = padding_questions(naive, masked, lab.closed_form.share)
+    pads = np.flatnonzero(~lab.real)
+    outputs = None
+    if pads.size:
+        y = float(naive.y.reshape(-1, pad.DIM)[pads[0], 0])
+        settings = hashlib.sha256(repr((lab.eps, lab.beta)).encode()).hexdigest()[:8]
+        outputs = dataclasses.replace(
+            pad_row,
+            qid=f"{pad_row.qid}-{settings}",
+            answer=y,
+            explanation=(
+                f"(0 − μ) / σ_ε + β with the padded statistics of f1: "
+                f"(0 − {fmt(naive.mean[0])}) / {fmt(naive.std[0])} + {fmt(lab.beta)} = "
+                f"{fmt(y)}. Zeros in, non-zeros out."
+            ),
+            wrong=(_swapped(float(naive.x_hat.reshape(-1, pad.DIM)[pads[0], 0]), lab.beta),),
+        )
+    return PaddingQuestions(
+        statistics=which,
+        outputs=outputs,
+        closed_form=shrink if masked.mean[0] != 0 else None,
+        ln_mean=_ln_mean_question(lab),
+        masked=_masked_question(lab),
+    )
+
+
+def _ln_mean_question(lab: pad.PaddingLab) -> Question:
+    """Layer Norm's mean of the first token; wrong: feature 1's mean down its column."""
+    x, column = lab.tokens[0], lab.tokens[:, 0]
+    mean, label = float(x.mean()), lab.labels[0]
+    return Question(
+        f"lnmean-{_digest((lab.x.tobytes(), lab.mask.tobytes()))}",
+        f"What is Layer Norm's mean of the token “{label}”, x = {_numbers(x)}?",
+        mean,
+        f"The average of its own {pad.DIM} features: {fmt(x.sum())} / {pad.DIM} = {fmt(mean)}.",
+        wrong=(
+            Wrong(
+                "across_batch",
+                float(column.mean()),
+                f"That is f1's mean down its column, over all {column.size} rows: Batch Norm's "
+                f"statistic. Layer Norm averages the token's own {pad.DIM} features.",
+            ),
+        ),
+    )
+
+
+def _masked_question(lab: pad.PaddingLab) -> Question:
+    """The first token's f1 under masked Batch Norm (the page's gamma = 1 and beta); wrong:
+    the statistics counting the PAD rows, as naive Batch Norm has them."""
+    naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
+    y = float(masked.y.reshape(-1, pad.DIM)[0, 0])
+    x = float(lab.tokens[0, 0])
+    real, rows = int(lab.real.sum()), lab.real.size
+    return Question(
+        f"maskedy-{_digest((lab.x.tobytes(), lab.mask.tobytes(), lab.eps, lab.beta))}",
+        f"Under masked Batch Norm, what does f1 of the token “{lab.labels[0]}” "
+        f"(x = {fmt(x)}) become?",
+        y,
+        f"(x − μ) / σ_ε + β with f1's statistics over the {real} real tokens: ({fmt(x)} − "
+        f"{fmt(masked.mean[0])}) / {fmt(masked.std[0])} + {fmt(lab.beta)} = {fmt(y)}.",
+        wrong=(
+            Wrong(
+                "pad_as_tokens",
+                float(naive.y.reshape(-1, pad.DIM)[0, 0]),
+                f"That uses f1's statistics over all {rows} rows, the {rows - real} PAD rows "
+                f"counted as tokens (μ = {fmt(naive.mean[0])}, σ_ε = {fmt(naive.std[0])}); "
+                f"masked, they come from the {real} real tokens (μ = {fmt(masked.mean[0])}, "
+                f"σ_ε = {fmt(masked.std[0])}).",
+            ),
+        ),
+    )
+
+
+def _swapped(x_hat: float, beta: float) -> Wrong:
+    """gamma = 1 and beta swapped: beta * x_hat + 1 instead of x_hat + beta."""
+    return Wrong(
+        "gamma_beta_swap",
+        float(mc.y_swapped(x_hat, 1.0, beta)),
+        f"That is β x̂ + γ = {fmt(beta)} × {fmt(x_hat)} + 1; the output is γ x̂ + β = "
+        f"1 × {fmt(x_hat)} + {fmt(beta)}.",
+    )
+
+
+def _numbers(values: np.ndarray) -> str:
+    return "(" + ", ".join(fmt(v) for v in values) + ")"
+
+
+def _digest(parts: tuple) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]

@@ -1,1 +1,0 @@
-"""Plotly figure builders: plain functions from numbers to figures, tested without Streamlit."""

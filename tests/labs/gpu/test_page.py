@@ -1,0 +1,358 @@
+"""The "Run it on the GPU" page, run on the CPU with AppTest: numbers, links, presenter mode
+and the parity table's downloads (bad links: tests/pages/test_bad_links.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import re
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from helpers import ROOT, benchmark_slot_held, downloaded, html_tables, page_test, record_downloads
+from streamlit.testing.v1 import AppTest
+
+from lnlab.labs.gpu import benchmark
+from lnlab.serving import heavy_work as fair_queue
+from lnlab.serving import worker
+
+PAGE = str(ROOT / "pages" / "gpu.py")
+HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
+HELLO_TOKENS = ["Hello", ",", " how", " are", " you", "?"]
+# The "?" token (0.3, -0.1, 0.1, 0.5) has variance 0.05 and the largest max|x| / sigma_eps.
+HELLO_KAPPA = 0.5 / math.sqrt(0.05 + 1e-5)
+HELLO_KAPPA_MEAN = 0.8 / 0.25
+_MPS = torch.backends.mps.is_available()
+HAS_GPU = torch.cuda.is_available() or _MPS
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    return at
+
+
+def _on_cpu(dtype: str = "float32") -> AppTest:
+    at = _app()
+    at.selectbox(key="gpu_device").select("cpu").run()
+    if dtype != "float32":
+        at.selectbox(key="gpu_dtype").select(dtype).run()
+    assert not at.exception
+    return at
+
+
+STEPS = 1  # the section with the five steps' formulas and the parity table
+SECTION = {"μ ": 0, "max rel error": STEPS, "median time (ms)": 3}  # where each table's column is
+
+
+def _section(column: str) -> int:
+    return next(k for start, k in SECTION.items() if column.startswith(start))
+
+
+def _frame(at: AppTest, column: str) -> pd.DataFrame:
+    """The first table with `column`, indexed by its first column, on the section holding it."""
+    presenting = "present" in at.session_state and at.session_state["present"]
+    if not _has_frame(at, column) and not presenting:
+        at.selectbox(key="gpu_slide").select(_section(column)).run()
+    table = next(t for t in html_tables(at) if column in t.columns)
+    return table.set_index(table.columns[0])
+
+
+def _has_frame(at: AppTest, column: str) -> bool:
+    return any(column in t.columns for t in html_tables(at))
+
+
+def _step_formulas(at: AppTest) -> list[str]:
+    """The formulas (inline math in markdown) of the five steps' section, opened for them."""
+    if at.session_state["gpu_slide"] != STEPS:
+        at.selectbox(key="gpu_slide").select(STEPS).run()
+    return [m.value for m in at.markdown if "$" in m.value]
+
+
+def _bound(u: float, step: str) -> float:
+    """u (2 + a kappa), derived for the hello preset by hand (see test_timing)."""
+    if step.startswith("Mean"):
+        return u * (2 + 2 * HELLO_KAPPA_MEAN)
+    return u * (2 + (2 if step.startswith("Standard") else 4) * HELLO_KAPPA)
+
+
+def test_default_page_loads_with_float32_parity():
+    at = _app()
+    if not HAS_GPU:
+        assert "No GPU on this machine" in at.info[0].value
+    assert at.get("plotly_chart")  # the first section's error heatmap
+    stats = _frame(at, "μ float64")
+    assert list(stats.index) == HELLO_TOKENS
+    np.testing.assert_allclose(stats["μ float64"], HELLO_MEANS, rtol=1e-15)
+    parity = _frame(at, "max rel error")
+    assert len(parity) == 6
+    for step, row in parity.iterrows():
+        assert row["max rel error"] < _bound(2.0**-24, step) < 1e-6, step
+        assert row["within bound"] == "yes"
+    assert any(
+        r"\mu = \tfrac{1}{4}\big(0.1 + 0.3 + (-0.2) + 0.8\big) = 0.25" in f
+        for f in _step_formulas(at)
+    )
+    assert not at.error and not at.warning
+
+
+@pytest.mark.parametrize(
+    ("dtype", "rounded", "u"),
+    [
+        ("float16", lambda v: torch.tensor(v).half().double(), 2.0**-11),
+        ("bfloat16", lambda v: torch.tensor(v).bfloat16().double(), 2.0**-8),
+    ],
+)
+def test_low_precision_errors_are_larger_but_bounded(dtype, rounded, u):
+    at = _on_cpu(dtype)
+    parity = _frame(at, "max rel error")
+    for step, row in parity.iterrows():
+        assert row["max rel error"] <= _bound(u, step), step
+    assert parity["max rel error"].max() > 1e-5  # well above anything float32 gives
+    # the "," token's mean: its inputs rounded to the dtype, averaged, and rounded back
+    comma = [0.0, 0.1, 0.4, -0.1]
+    expected = float(rounded(float(rounded(comma).mean())))
+    stats = _frame(at, f"μ {dtype}")
+    assert stats[f"μ {dtype}"].iloc[1] == expected != 0.1
+
+
+def test_presets_typed_text_and_token_choice_change_the_numbers():
+    at = _app()
+    at.selectbox(key="gpu_preset").select("token-2468").run()
+    assert at.text_area(key="gpu_text").value == "2, 4, 6, 8"
+    assert _frame(at, "μ float64")["μ float64"].tolist() == [5.0]
+    at.text_area(key="gpu_text").input("1 2 3 4 5\n0 0 0 0 10").run()
+    stats = _frame(at, "μ float64")
+    assert list(stats.index) == ["t1", "t2"]
+    assert stats["μ float64"].tolist() == [3.0, 2.0]
+    at.selectbox(key="gpu_token").select(1).run()
+    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(at))
+
+
+def test_bad_embeddings_show_an_error_and_keep_the_last_result():
+    at = _app()
+    at.text_area(key="gpu_text").input("1, 2\n3").run()
+    assert not at.exception
+    assert "row 2 has 1 number but row 1 has 2" in at.error[0].value
+    np.testing.assert_allclose(_frame(at, "μ float64")["μ float64"], HELLO_MEANS)
+
+
+def test_scale_up_on_the_cpu_shows_a_timing_table():
+    at = _on_cpu()
+    at.selectbox(key="gpu_slide").select(3).run()
+    at.number_input(key="gpu_batch").set_value(2)
+    at.number_input(key="gpu_seq").set_value(8)
+    at.number_input(key="gpu_features").set_value(16).run()
+    assert not _has_frame(at, "median time (ms)")
+    at.button(key="gpu_run").click().run()
+    assert not at.exception and not at.error
+    table = _frame(at, "median time (ms)")
+    assert list(table.index) == ["copy", "step by step", "fused F.layer_norm"]
+    assert (table["median time (ms)"] > 0).all()
+    # N = 256, R = 16, D = 16 in float32: (12 N + 8 R + 2 D) x 4 and (2 N + 2 D) x 4 bytes
+    assert table["MB moved per call"].tolist() == [2048 / 1e6, 12928 / 1e6, 2176 / 1e6]
+    assert table.loc["copy", "share of copy bandwidth"] == 1.0
+
+
+def test_an_over_cap_size_shows_an_error_and_disables_the_run():
+    at = _on_cpu()
+    at.selectbox(key="gpu_slide").select(3).run()
+    at.number_input(key="gpu_batch").set_value(3)
+    at.number_input(key="gpu_seq").set_value(1024)
+    at.number_input(key="gpu_features").set_value(1024).run()
+    assert not at.exception
+    assert "3,145,728 elements is over the CPU cap of 2,097,152" in at.error[0].value
+    assert at.button(key="gpu_run").disabled
+
+
+def _small_run_ready(visitor: str) -> AppTest:
+    """The page on the benchmark's slide with tiny sizes, its session named `visitor` in line."""
+    at = _on_cpu()
+    at.session_state["_lnlab_visitor"] = visitor
+    at.selectbox(key="gpu_slide").select(3).run()
+    at.number_input(key="gpu_seq").set_value(8)
+    at.number_input(key="gpu_features").set_value(16).run()
+    return at
+
+
+def test_a_visitor_waits_their_turn_and_is_told_their_place():
+    """Another visitor holds the slot and a third is in line: this one is 2nd, waits for both,
+    then sees the timings and how long it waited."""
+    at = _small_run_ready("page visitor")
+    held = threading.Event()
+
+    def hold_until_the_page_waits() -> None:
+        with fair_queue.turn("holder"):
+            held.set()
+            while fair_queue.place("page visitor") != 2:
+                time.sleep(0.01)
+
+    def third_in_line() -> None:
+        with fair_queue.turn("third"):
+            pass
+
+    others = [threading.Thread(target=f) for f in (hold_until_the_page_waits, third_in_line)]
+    others[0].start()
+    assert held.wait(10)
+    others[1].start()
+    while fair_queue.place("third") != 1:
+        time.sleep(0.01)
+    at.button(key="gpu_run").click().run()
+    for thread in others:
+        thread.join(10)
+    assert not at.exception and not at.warning
+    assert re.fullmatch(
+        r"You waited \d+\.\d s in line \(2nd when you pressed Run\)\.",
+        next(c.value for c in at.caption if c.value.startswith("You waited")),
+    )
+    assert _has_frame(at, "median time (ms)")
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("own", "Your previous run is still running or waiting; wait for it."),
+        ("long", "The line for the benchmark slot is about 100 s long, over the 60 s limit"),
+        ("died", "The benchmark did not finish: the worker process ended (exit code -9). The"),
+    ],
+)
+def test_a_refused_run_says_why(monkeypatch, setup, message):
+    at = _small_run_ready("page visitor")
+    if setup == "long":  # the last runs took 100 s each: waiting behind one would pass 60 s
+        monkeypatch.setattr(fair_queue.slot(), "_typical_s", 100.0)
+    if setup == "died":
+
+        def died(*args, **kwargs):
+            raise worker.Died("the worker process ended (exit code -9)")
+
+        monkeypatch.setattr(benchmark._WORKER, "call", died)
+    holder = "page visitor" if setup == "own" else "another visitor"
+    with benchmark_slot_held(holder) if setup != "died" else contextlib.nullcontext():
+        at.button(key="gpu_run").click().run()
+    assert not at.exception
+    assert at.warning[0].value.replace("\\", "").startswith(message)  # unescape plain()
+    assert not _has_frame(at, "median time (ms)")
+
+
+def test_where_no_worker_can_start_the_timings_say_they_ran_in_the_server(monkeypatch):
+    def no_processes(method: str):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(worker.multiprocessing, "get_context", no_processes)
+    monkeypatch.setattr(benchmark, "_WORKER", worker.Worker())
+    at = _small_run_ready("page visitor")
+    at.button(key="gpu_run").click().run()
+    assert not at.exception and not at.warning
+    assert _has_frame(at, "median time (ms)")
+    assert any(
+        "Timed in the server process: the benchmark worker could not start" in c.value
+        for c in at.caption
+    )
+
+
+# ---------------------------------------------------------------- links, presenter mode, exports
+
+UNAVAILABLE = next(
+    kind for kind, found in (("cuda", torch.cuda.is_available()), ("mps", _MPS)) if not found
+)
+
+
+def _link(query: dict[str, str]) -> AppTest:
+    at = page_test("pages/gpu.py", query).run()
+    assert not at.exception
+    return at
+
+
+def test_the_url_holds_the_example_on_screen():
+    at = _link({})
+    assert dict(at.query_params) == {}  # a page just opened leaves the URL (and Back) alone
+    at.selectbox(key="gpu_token").select(2).run()
+    assert at.query_params["dev"] == "auto" and at.query_params["dtype"] == "float32"
+    assert at.query_params["preset"] == "hello" and at.query_params["tok"] == "3"
+    assert at.query_params["x"].split(";")[0] == "0.1,0.3,-0.2,0.8"
+    assert (at.query_params["batch"], at.query_params["seq"], at.query_params["feat"]) == (
+        "4",
+        "512",
+        "1024",
+    )
+
+
+def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():
+    link = {"dev": "cpu", "dtype": "float16", "x": "1,2,3,4,5;0,0,0,0,10", "tok": "2"}
+    first = _link(link | {"batch": "2", "seq": "8", "feat": "16"})
+    assert first.selectbox(key="gpu_device").value == "cpu"
+    stats = _frame(first, "μ float64")
+    assert list(stats.index) == ["t1", "t2"] and stats["μ float64"].tolist() == [3.0, 2.0]
+    assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(first))
+    first.selectbox(key="gpu_slide").select(SECTION["median time (ms)"]).run()
+    assert first.number_input(key="gpu_seq").value == 8
+    assert not _has_frame(first, "median time (ms)")  # the button runs it, never a link
+    second = _link(dict(first.query_params))
+    assert second.query_params == first.query_params
+    for column in ("μ float64", "max rel error"):
+        pd.testing.assert_frame_equal(_frame(second, column), _frame(first, column))
+
+
+def test_a_link_to_a_device_this_machine_lacks_falls_back_to_auto():
+    at = _link({"dev": UNAVAILABLE, "dtype": "float32"})
+    assert f"asks for the {UNAVAILABLE} device" in at.warning[0].value
+    assert at.selectbox(key="gpu_device").value == "auto"
+    np.testing.assert_allclose(_frame(at, "μ float64")["μ float64"], HELLO_MEANS)
+    assert at.query_params["dev"] == "auto"
+
+
+def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
+    at = _link({"preset": "token-2468", "tok": "4"})
+    assert "Token 4 is not in the input (1 tokens)" in at.warning[0].value
+    assert _frame(at, "μ float64")["μ float64"].tolist() == [5.0]
+
+
+def test_presenter_mode_keeps_device_dtype_and_parity_and_hides_the_rest():
+    at = _link({"present": "1", "dev": "cpu", "dtype": "bfloat16", "preset": "token-2468"})
+    keys = {s.key for s in at.selectbox}
+    assert keys == {"gpu_device", "gpu_dtype"}  # no preset, no token choice, no chooser
+    assert not at.text_area and not at.get("download_button")
+    assert _has_frame(at, "μ bfloat16") and not _has_frame(at, "max rel error")  # one slide
+    at.button(key="gpu_next").click().run()
+    assert at.query_params["s"] == "2"
+    assert not at.selectbox and not _has_frame(at, "μ bfloat16")
+    assert _has_frame(at, "max rel error")
+    assert any(r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in m.value for m in at.markdown)
+    at.button(key="present_exit").click().run()
+    assert at.selectbox(key="gpu_preset").value == "token-2468"  # kept while hidden
+    assert at.text_area(key="gpu_text").value == "2, 4, 6, 8"
+    at.button(key="gpu_prev").click().run()
+    assert at.selectbox(key="gpu_dtype").value == "bfloat16"
+
+
+def test_parity_table_downloads_as_csv_and_json(monkeypatch):
+    files = record_downloads(monkeypatch)
+    at = _link({"dev": "cpu", "dtype": "float16"})
+    shown = _frame(at, "max rel error")
+    table = pd.read_csv(io.StringIO(downloaded(at, "gpu_dl_csv", files))).set_index("step")
+    pd.testing.assert_frame_equal(table, shown, check_exact=True)
+    data = json.loads(downloaded(at, "gpu_dl_json", files))
+    assert data["settings"] == {"token": 1, "device": "cpu", "dtype": "float16", "eps": 1e-5}
+    assert [s["max_rel_error"] for s in data["steps"]] == shown["max rel error"].tolist()
+    assert data["unit_roundoff"] == 2.0**-11
+    x = np.array(data["x"])
+    np.testing.assert_allclose(x.mean(axis=1), HELLO_MEANS)
+    exact = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(data["y_float64"], exact, rtol=1e-12, atol=1e-15)
+    half = torch.nn.functional.layer_norm(torch.tensor(x).half().float(), (4,), eps=1e-5)
+    np.testing.assert_allclose(data["y_device"], half.numpy(), atol=4e-3)  # float16: u = 2^-11
+
+
+def test_the_dtype_table_shows_float64s_tiny_unit_roundoff():
+    at = _app()
+    at.selectbox(key="gpu_slide").select(2).run()
+    table = _frame(at, "u = 2^-p")
+    assert table.loc["float64", "u = 2^-p"] == "1.11e-16"  # 2^-53, not rounded to 0
+    assert table.loc["float16", "u = 2^-p"] == "0.0005"  # 2^-11
+    assert table.loc["float64", "x̂ bound at κ = 1"] == "6.661e-16"  # 6 u

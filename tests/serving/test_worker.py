@@ -1,0 +1,132 @@
+"""The benchmark's worker process and its deadline: jobs run in another process, failures come
+back as the same exception, a job past its limit or a dead worker costs one run, and the
+timing stops at one deadline that counts the warm-up."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from types import SimpleNamespace
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lnlab.core.errors import InputError
+from lnlab.labs.gpu import benchmark
+from lnlab.serving import worker
+
+
+@pytest.fixture(scope="module")
+def light() -> worker.Worker:
+    """A worker that imports nothing up front: starts in a fraction of a second."""
+    w = worker.Worker(preload=())
+    yield w
+    w.stop()
+
+
+def test_a_job_runs_in_another_process_and_the_worker_is_reused(light):
+    assert light.call(os.getpid, timeout_s=30) != os.getpid()
+    pid = light.pid()
+    assert light.call(divmod, 7, 2, timeout_s=30) == (3, 1)
+    assert light.pid() == pid and light.started == 1
+
+
+def test_an_error_in_the_job_comes_back_as_itself(light):
+    with pytest.raises(InputError, match="batch must be between 1 and 1,024, not 0"):
+        light.call(benchmark.check_size, 0, 8, 8, "cpu", timeout_s=30)
+    with pytest.raises(ValueError, match="invalid literal"):
+        light.call(int, "x", timeout_s=30)
+    assert light.alive()  # a failed job leaves the worker running
+
+
+def test_a_job_past_its_limit_stops_the_worker_and_the_next_starts_a_new_one(light):
+    started = light.started
+    with pytest.raises(worker.TimedOut, match=r"passed its 0\.2 s limit"):
+        light.call(time.sleep, 5, timeout_s=0.2)
+    assert not light.alive()
+    assert light.call(divmod, 1, 1, timeout_s=30) == (1, 0)
+    assert light.started == started + 1
+
+
+def test_a_worker_that_dies_is_reported_and_replaced(light):
+    started = light.started
+    with pytest.raises(worker.Died, match=r"ended \(exit code 3\)"):
+        light.call(os._exit, 3, timeout_s=30)
+    assert light.call(divmod, 1, 1, timeout_s=30) == (1, 0)
+    assert light.started == started + 1
+
+
+def test_where_no_worker_can_start_the_benchmark_runs_in_process_and_says_so(monkeypatch):
+    def no_processes(method: str):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(worker.multiprocessing, "get_context", no_processes)
+    monkeypatch.setattr(benchmark, "_WORKER", worker.Worker())
+    result = benchmark.run_scale_up(1, 4, 8, "cpu", deadline_s=0.01)
+    assert result.numel == 32 and result.threads == benchmark.CPU_THREADS
+    assert result.note == (
+        "Timed in the server process: the benchmark worker could not start "
+        "(OSError: no processes here)."
+    )
+    assert benchmark._WORKER.unavailable  # not tried again for every run
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        worker.Died("the worker process ended (exit code -9)"),
+        worker.TimedOut("it passed its 5 s limit and was stopped"),
+    ],
+)
+def test_a_failed_worker_is_a_message_and_the_next_run_starts_a_new_one(monkeypatch, failure):
+    def fail(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(benchmark._WORKER, "call", fail)
+    with pytest.raises(InputError) as refused:
+        benchmark.run_scale_up(1, 4, 8, "cpu")
+    assert str(refused.value) == (
+        f"The benchmark did not finish: {failure}. The next run starts a new worker."
+    )
+
+
+def test_the_benchmark_runs_in_the_worker_within_its_deadline():
+    result = benchmark.run_scale_up(2, 8, 16, "cpu", deadline_s=0.5)
+    assert result.note == "" and benchmark._WORKER.pid() not in (None, os.getpid())
+    assert result.threads == benchmark.CPU_THREADS
+
+
+def test_the_deadline_counts_the_warm_up_and_stops_mid_round(monkeypatch):
+    """Each call takes 0.1 s of a fake clock; warm-up (2 calls) and the one-call calibration
+    of three calls take 0.9 s."""
+    clock = SimpleNamespace(now=0.0)
+
+    def tick() -> None:
+        clock.now += 0.1
+
+    monkeypatch.setattr(benchmark, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+    calls = tuple(benchmark.Timed(name, tick, 8) for name in ("a", "b", "c"))
+    # 2.0 s: rounds end at 1.2, 1.5, 1.8; the fourth stops after two calls
+    assert [m.samples for m in benchmark.time_calls(calls, "cpu", deadline_s=2.0)] == [4, 4, 3]
+    assert clock.now == pytest.approx(2.0)
+    # a deadline passed during the warm-up still leaves one sample of each call
+    clock.now = 0.0
+    measured = benchmark.time_calls(calls, "cpu", deadline_s=0.5)
+    assert [m.samples for m in measured] == [1, 1, 1]
+    assert [m.median_s for m in measured] == pytest.approx([0.1] * 3)
+    assert clock.now == pytest.approx(1.2)
+
+
+def test_a_worker_starts_after_a_streamlit_run_replaced_main(light):
+    """Streamlit installs each page script as sys.modules["__main__"]; spawn would re-run it
+    in the child (and fail, or run a page there). The worker starts without it."""
+    AppTest.from_function(_a_page).run()
+    assert "tmp" in getattr(sys.modules["__main__"], "__file__", "")  # the page, not pytest
+    assert light.call(os.getpid, timeout_s=30) != os.getpid()
+
+
+def _a_page() -> None:
+    import streamlit as st
+
+    st.write("a page")

@@ -1,0 +1,98 @@
+"""Exports: CSV/JSON carry the page's numbers; the generated PyTorch scripts reproduce them."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lnlab
+from lnlab.teach.export import (
+    batch_json,
+    batch_norm_script,
+    layer_norm_script,
+    to_csv,
+    trace_json,
+    trace_rows,
+)
+
+HELLO = np.array([[0.1, 0.3, -0.2, 0.8], [0.0, 0.1, 0.4, -0.1]])
+
+
+def run_script(source: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", source], capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"unbiased": True},
+        {"eps_outside": True, "unbiased": True},
+        {"eps_outside": True},
+    ],
+)
+def test_layer_norm_script_reproduces_the_numbers(options):
+    gamma, beta = np.array([1.5, 1.0, 0.5, 2.0]), np.array([0.1, 0.0, -0.2, 0.3])
+    trace = lnlab.layer_norm_steps(HELLO, gamma, beta, 1e-5, **options)
+    out = run_script(layer_norm_script(HELLO, gamma, beta, 1e-5, **options))
+    np.testing.assert_allclose(out["mean"], trace.mean.ravel(), rtol=1e-13)
+    np.testing.assert_allclose(out["var"], trace.var.ravel(), rtol=1e-12)
+    np.testing.assert_allclose(out["y"], trace.y, rtol=1e-12, atol=1e-14)
+
+
+def test_layer_norm_script_over_two_axes():
+    x = np.array([[[0.2, 0.1, 0.3]], [[0.5, 0.1, 0.1]]])
+    ones, zeros = np.ones((1, 3)), np.zeros((1, 3))
+    trace = lnlab.layer_norm_steps(x, dims=2)
+    out = run_script(layer_norm_script(x, ones, zeros, 1e-5, dims=2))
+    np.testing.assert_allclose(out["y"], trace.y, rtol=1e-12, atol=1e-14)
+
+
+def test_batch_norm_script_reproduces_naive_and_masked():
+    x = np.array(
+        [
+            [[5, 1, 8], [3, 7, 2], [0, 0, 0], [0, 0, 0]],
+            [[4, 2, 6], [1, 8, 3], [7, 5, 9], [2, 4, 1]],
+        ],
+        dtype=float,
+    )
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool)
+    beta = 0.75
+    out = run_script(batch_norm_script(x, mask, 1e-5, beta))
+    naive = lnlab.batch_norm_steps(x, beta=beta)
+    masked = lnlab.batch_norm_steps(x, beta=beta, mask=mask)
+    layer = np.array(out["layer"])
+    np.testing.assert_allclose(out["naive_mean"], naive.mean, rtol=1e-13)
+    np.testing.assert_allclose(out["masked_mean"], masked.mean, rtol=1e-13)
+    np.testing.assert_allclose(out["naive"], naive.y, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(out["masked"], masked.y, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(layer, lnlab.layer_norm(x, beta=beta), rtol=1e-12, atol=1e-13)
+    assert (layer[~mask] == beta).all()  # a PAD row's Layer Norm is exactly beta
+    assert (np.array(out["masked"])[~mask] == 0).all()  # masked Batch Norm leaves PAD rows at 0
+
+
+def test_csv_has_one_row_per_token_and_feature():
+    trace = lnlab.layer_norm_steps(HELLO)
+    rows = list(csv.DictReader(io.StringIO(to_csv(trace_rows(trace, ["Hello", ","])))))
+    assert len(rows) == 8
+    assert rows[0]["token"] == "Hello"
+    assert float(rows[0]["mean"]) == pytest.approx(0.25, abs=1e-15)  # (0.1 + 0.3 - 0.2 + 0.8) / 4
+    assert float(rows[5]["x"]) == 0.1  # token 2, feature 2
+
+
+def test_json_keeps_nan_as_text_and_steps():
+    trace = lnlab.layer_norm_steps(np.array([[1.0, 1.0, 1.0]]), eps=0.0)
+    data = json.loads(trace_json(trace, ["t1"], {"eps": 0.0}))
+    assert data["y"] == [["nan", "nan", "nan"]]
+    assert [s["title"] for s in data["steps"]] == [s.title for s in trace.steps]
+    assert data["steps"][0]["title"] == "Mean"
+    masked = lnlab.batch_norm_steps(HELLO)
+    stats = json.loads(batch_json({"naive": masked}, {"eps": 1e-5}))
+    assert stats["naive"]["count"] == 2
