@@ -1,4 +1,8 @@
-"""lnlab: Layer Normalization, step by step, on numpy or torch. No Streamlit in here."""
+"""lnlab: Layer Normalization, step by step, on numpy or torch. No Streamlit in here.
+
+The math's public names, from lnlab.core; the rest of the package is laid out by purpose
+(README, "Layout").
+"""
 
 from lnlab.core.backend import available_devices, device_summary, resolve_device, supported_dtypes
 from lnlab.core.backward import LayerNormGrads, layer_norm_backward
@@ -6,11 +10,11 @@ from lnlab.core.errors import InputError
 from lnlab.core.norms import (
     BatchNormTrace,
     LayerNormTrace,
-    Step,
+    Spec,
     batch_norm,
-    batch_norm_steps,
+    batch_norm_trace,
     layer_norm,
-    layer_norm_steps,
+    layer_norm_trace,
     rms_norm,
 )
 from lnlab.core.parse import (
@@ -31,15 +35,15 @@ __all__ = [
     "InputError",
     "LayerNormGrads",
     "LayerNormTrace",
-    "Step",
+    "Spec",
     "available_devices",
     "batch_norm",
-    "batch_norm_steps",
+    "batch_norm_trace",
     "device_summary",
     "format_embeddings",
     "layer_norm",
     "layer_norm_backward",
-    "layer_norm_steps",
+    "layer_norm_trace",
     "parse_embeddings",
     "parse_labels",
     "parse_vector",

@@ -7,6 +7,7 @@ import pytest
 from db import db_url, postgres_url  # noqa: F401 (fixtures, for any test that asks for them)
 from hypothesis import settings
 
+from lnlab.classroom import store
 from lnlab.classroom.store import URL_ENV
 
 # Timings never decide a test here: the machines are shared and noisy, so no deadlines.
@@ -36,3 +37,13 @@ def _own_database(tmp_path_factory: pytest.TempPathFactory):
         del os.environ[URL_ENV]
     else:
         os.environ[URL_ENV] = before
+
+
+@pytest.fixture
+def classes(tmp_path, monkeypatch):
+    """The app's class store, in a fresh SQLite file (the Class page and the training
+    lab's class questions)."""
+    monkeypatch.setenv(store.URL_ENV, f"sqlite:///{tmp_path / 'classes.db'}")
+    monkeypatch.setattr(store, "_default", None)
+    yield store.default_store()
+    store.default_store().close()

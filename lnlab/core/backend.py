@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from lnlab.core.errors import InputError
 
 BACKENDS = ("numpy", "torch")
@@ -134,3 +136,47 @@ def check_backend(backend: str) -> None:
     """Raise InputError unless `backend` is one we know."""
     if backend not in BACKENDS:
         raise InputError(f'unknown backend "{backend}": choose "numpy" or "torch"')
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where torch computes: device, storage dtype and arithmetic dtype.
+
+    float16 and bfloat16 are storage types: the input is rounded to them, the arithmetic runs
+    in float32 (as torch's own kernels do), and the outputs are rounded back."""
+
+    device: str
+    storage: Any
+    compute: Any
+
+
+def placement(backend: str, device: str, dtype: str) -> Placement | None:
+    """Where to compute: None for numpy (float64), else torch's device and dtypes."""
+    check_backend(backend)
+    if backend == "numpy":
+        return None
+    torch = get_torch()
+    resolved = resolve_device(device)
+    if dtype not in supported_dtypes(resolved):
+        raise InputError(f"{dtype} is not supported on {resolved}")
+    storage = torch_dtype(dtype)
+    compute = torch.float32 if dtype in LOW_PRECISION else storage
+    return Placement(resolved, storage, compute)
+
+
+def to_backend(a: Any, place: Placement | None) -> Any:
+    """A float64 numpy array as the backend computes with it: float64 numpy, or a torch tensor
+    rounded to the storage dtype and moved to the device in the arithmetic dtype."""
+    if place is None:
+        return np.asarray(a, dtype=np.float64)
+    torch = get_torch()
+    t = torch.as_tensor(a, dtype=torch.float64).to(place.storage)
+    return t.to(device=place.device, dtype=place.compute)
+
+
+def to_numpy(a: Any, place: Placement | None) -> Any:
+    """A result back as a float64 numpy array, rounded to the storage dtype first."""
+    if place is None:
+        return np.asarray(a, dtype=np.float64)
+    torch = get_torch()
+    return a.to(place.storage).to(device="cpu", dtype=torch.float64).numpy()

@@ -22,13 +22,13 @@ mean(x_hat^2) = var / (var + eps):
   no component along x - mu (which is parallel to x_hat). With eps > 0 scaling does change x_hat
   a little (the spread grows next to eps), and the gradient keeps that small component.
 
-The statistics come from the forward's own algorithm (lnlab.core.norms): each token is shifted by
-one of its features first, so `1e8 + x` gives the gradient of `x` (up to the rounding of the input)
-and a constant token has x_hat = 0 exactly (dx = (dx_hat - mean(dx_hat)) / sqrt(eps), and with eps =
-0 NaN, 0 / 0, as in the forward); where squares would overflow or underflow the values are scaled by
-a power of two. One feature (D = 1) gives dx = 0 exactly when eps > 0. numpy computes in float64, a
-cache-sized block of tokens at a time; torch computes on its device, float16 and bfloat16 as storage
-types with float32 arithmetic.
+The statistics come from the forward's own algorithm (lnlab.core.standardize): each token is
+shifted by one of its features first, so `1e8 + x` gives the gradient of `x` (up to the rounding
+of the input) and a constant token has x_hat = 0 exactly (dx = (dx_hat - mean(dx_hat)) /
+sqrt(eps), and with eps = 0 NaN, 0 / 0, as in the forward); where squares would overflow or
+underflow the values are scaled by a power of two. One feature (D = 1) gives dx = 0 exactly when
+eps > 0. numpy computes in float64, a cache-sized block of tokens at a time; torch computes on
+its device, float16 and bfloat16 as storage types with float32 arithmetic.
 """
 
 from __future__ import annotations
@@ -38,21 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from lnlab.core.backend import get_torch, torch_dtype
+from lnlab.core.arrays import affine, as_array, check_eps
+from lnlab.core.backend import Placement, get_torch, placement, to_backend, to_numpy, torch_dtype
 from lnlab.core.errors import InputError
-from lnlab.core.norms import (
-    BLOCK_ELEMENTS,
-    _affine,
-    _as_array,
-    _check_eps,
-    _Ops,
-    _Placement,
-    _placement,
-    _standardize,
-    _to_backend,
-    _to_numpy,
-)
 from lnlab.core.numbers import DEFAULT_EPS
+from lnlab.core.standardize import Ops, row_blocks, standardize
 
 
 @dataclass(frozen=True)
@@ -92,25 +82,25 @@ def _checked(
     x: Any, dy: Any, gamma: Any, eps: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """x, dy and gamma (one per feature) as finite float64 arrays, and a valid eps."""
-    a = _as_array(x)
-    upstream = _as_array(dy, "dy")
+    a = as_array(x)
+    upstream = as_array(dy, "dy")
     if upstream.shape != a.shape:
         raise InputError(f"dy has shape {upstream.shape} but must match x's shape {a.shape}")
-    eps = _check_eps(eps)
-    g = _affine(None if gamma is None else _real(gamma, "gamma"), (a.shape[-1],), 1.0, "gamma")
+    eps = check_eps(eps)
+    g = affine(None if gamma is None else _real(gamma, "gamma"), (a.shape[-1],), 1.0, "gamma")
     for name, value in (("x", a), ("dy", upstream), ("gamma", g)):
         _check_finite(value, name)
     return a, upstream, g, eps
 
 
 def _backward_rows(
-    rows: np.ndarray, dys: np.ndarray, gamma: np.ndarray, eps: float, place: _Placement | None
+    rows: np.ndarray, dys: np.ndarray, gamma: np.ndarray, eps: float, place: Placement | None
 ) -> dict[str, np.ndarray]:
     """dx, x_hat, std and this block's share of dgamma and dbeta for a (tokens, D) block."""
-    ops = _Ops("numpy" if place is None else "torch")
-    t, dy, g = (_to_backend(v, place) for v in (rows, dys, gamma))
+    ops = Ops(place)
+    t, dy, g = (to_backend(v, place) for v in (rows, dys, gamma))
     n = rows.shape[1]
-    _, _, std, x_hat = _standardize(ops, t - t[:, :1], 1, n, eps)
+    _, _, std, x_hat = standardize(ops, t - t[:, :1], 1, n, eps)
     dx_hat = dy * g
     mean_dx_hat = ops.sum(dx_hat, 1) / n
     mean_projection = ops.sum_products(dx_hat, x_hat, 1) / n  # mean(dx_hat * x_hat)
@@ -125,7 +115,7 @@ def _backward_rows(
         "dgamma": (dy * x_hat).sum(0),
         "dbeta": dy.sum(0),
     }
-    return {name: _to_numpy(v, place) for name, v in out.items()}
+    return {name: to_numpy(v, place) for name, v in out.items()}
 
 
 def layer_norm_backward(
@@ -148,15 +138,13 @@ def layer_norm_backward(
     """
     a, upstream, g, eps = _checked(x, dy, gamma, eps)
     d = a.shape[-1]
-    place = _placement(backend, device, dtype)
+    place = placement(backend, device, dtype)
 
     rows, dys = a.reshape(-1, d), upstream.reshape(-1, d)
-    step = max(1, BLOCK_ELEMENTS // d) if place is None else rows.shape[0]
     dx, x_hat, std = np.empty(rows.shape), np.empty(rows.shape), np.empty((rows.shape[0], 1))
     dgamma, dbeta = np.zeros(d), np.zeros(d)
     with np.errstate(all="ignore"):  # 0 / 0 is an answer here (NaN), not a warning
-        for start in range(0, rows.shape[0], step):
-            block = slice(start, start + step)
+        for block in row_blocks(rows.shape[0], d, place):
             out = _backward_rows(rows[block], dys[block], g, eps, place)
             dx[block], x_hat[block], std[block] = out["dx"], out["x_hat"], out["std"]
             dgamma += out["dgamma"]

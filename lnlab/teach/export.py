@@ -18,6 +18,7 @@ import numpy as np
 
 from lnlab.core.norms import BatchNormTrace, LayerNormTrace
 from lnlab.core.parse import short_number
+from lnlab.teach.steps import written_steps
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,11 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def trace_json(trace: LayerNormTrace, labels: Sequence[str], settings: dict[str, Any]) -> str:
-    """The whole step trace as JSON: settings, every array, and each step's formula."""
+def trace_json(
+    trace: LayerNormTrace, labels: Sequence[str], settings: dict[str, Any], row: int = 0
+) -> str:
+    """The whole step trace as JSON: settings, every array, and each step's formula with
+    token `row`'s numbers."""
     return json.dumps(
         {
             "settings": settings,
@@ -90,7 +94,8 @@ def trace_json(trace: LayerNormTrace, labels: Sequence[str], settings: dict[str,
             "x_hat": json_ready(trace.x_hat),
             "y": json_ready(trace.y),
             "steps": [
-                {"title": s.title, "formula": s.formula, "latex": s.latex} for s in trace.steps
+                {"title": s.title, "formula": s.formula, "latex": s.latex}
+                for s in written_steps(trace, row)
             ],
         },
         indent=2,

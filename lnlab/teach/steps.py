@@ -1,13 +1,19 @@
-"""Layer Norm's five steps, defined once.
+"""Layer Norm's five steps, defined once, and written out with an input's numbers.
 
-Every place that names, draws, asks about or exports a step reads it from here: the traces in
-lnlab.core.norms, the step-through lesson and its slides, the home page, the GPU page's parity
-table, the quiz and the exports.
+Every place that names, draws, asks about or exports a step reads it from here: the
+step-through lesson and its slides, the home page, the GPU page's parity table, the quiz and
+the exports. `written_steps` substitutes one token's numbers from a trace of lnlab.core.norms
+into each step's formula.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
+
+from lnlab.core.norms import LayerNormTrace
+from lnlab.teach.latex import bracketed, joined, num, term, vector
 
 
 @dataclass(frozen=True)
@@ -75,3 +81,74 @@ STEP_COUNT = len(STEPS)
 def step(key: str) -> StepInfo:
     """The step that computes `key` (mean, var, std, x_hat or y)."""
     return next(s for s in STEPS if s.key == key)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a calculation, ready to display."""
+
+    title: str
+    formula: str  # the symbolic formula, LaTeX
+    latex: str  # the formula with this input's numbers substituted, LaTeX
+    value: np.ndarray  # the step's result for every group (token)
+
+
+def written_steps(trace: LayerNormTrace, row: int = 0) -> tuple[Step, ...]:
+    """The five steps of Layer Norm, with the numbers of group (token) `row` substituted,
+    in the trace's own convention (D or D - 1, epsilon inside or outside the root)."""
+    x, x_hat, y = (trace.group(name, row) for name in ("x", "x_hat", "y"))
+    mu, var, std = (float(trace.group(name, row)[0]) for name in ("mean", "var", "std"))
+    g, b = trace.gamma.ravel(), trace.beta.ravel()
+    n, eps, spec = x.size, trace.eps, trace.spec
+    m = term(mu)
+    divisor = n - 1 if spec.unbiased else n
+    mean_s, var_s, std_s, x_hat_s, y_s = STEPS
+    var_formula = (
+        var_s.formula.replace(r"\dfrac{1}{D}", r"\dfrac{1}{D-1}")
+        if spec.unbiased
+        else var_s.formula
+    )
+    if spec.eps_outside:
+        std_formula = r"\sigma_\epsilon = \sigma + \epsilon = \sqrt{\sigma^2} + \epsilon"
+        std_sub = rf"\sigma_\epsilon = \sqrt{{{num(var)}}} + {num(eps)} = {num(std)}"
+    else:
+        std_formula = std_s.formula
+        std_sub = rf"\sigma_\epsilon = \sqrt{{{num(var)} + {num(eps)}}} = {num(std)}"
+    return (
+        Step(
+            mean_s.title,
+            mean_s.formula,
+            rf"\mu = \tfrac{{1}}{{{n}}}\big({joined([term(v) for v in x])}\big) = {num(mu)}",
+            trace.mean,
+        ),
+        Step(
+            var_s.title + (" (unbiased, D - 1)" if spec.unbiased else ""),
+            var_formula,
+            rf"\sigma^2 = \tfrac{{1}}{{{divisor}}}\big("
+            + joined([f"({term(v)} - {m})^2" for v in x])
+            + rf"\big) = {num(var)}",
+            trace.var,
+        ),
+        Step(std_s.title, std_formula, std_sub, trace.std),
+        Step(
+            x_hat_s.title,
+            x_hat_s.formula,
+            r"\hat{x} = "
+            + bracketed([rf"\dfrac{{{term(v)} - {m}}}{{{num(std)}}}" for v in x])
+            + rf" = {vector(x_hat)}",
+            trace.x_hat,
+        ),
+        Step(
+            y_s.title,
+            y_s.formula,
+            r"y = "
+            + bracketed(
+                [
+                    f"{num(gi)} \\cdot {term(xi)} + {term(bi)}"
+                    for gi, xi, bi in zip(g, x_hat, b, strict=True)
+                ]
+            )
+            + rf" = {vector(y)}",
+            trace.y,
+        ),
+    )

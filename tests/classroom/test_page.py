@@ -10,24 +10,15 @@ import time
 
 import pytest
 from helpers import downloaded, page_test, record_downloads
-from test_live_class import QUESTION
 
-from lnlab.classroom import store
 from lnlab.classroom.asking import live_question
 from lnlab.classroom.links import StudentLink, TeacherLink
 from lnlab.classroom.store import display_code
 from lnlab.ui.classroom import STUDENT_KEY, TEACHER_KEY
 
+from .test_asking import QUESTION
+
 PAGE = "pages/class.py"
-
-
-@pytest.fixture
-def classes(tmp_path, monkeypatch):
-    """The app's class store, in a fresh SQLite file."""
-    monkeypatch.setenv(store.URL_ENV, f"sqlite:///{tmp_path / 'classes.db'}")
-    monkeypatch.setattr(store, "_default", None)
-    yield store.default_store()
-    store.default_store().close()
 
 
 def _texts(at) -> str:

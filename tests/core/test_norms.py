@@ -241,7 +241,7 @@ def test_layer_norm_matches_torch(cfg, data):
     xs, gs, bs = stored_all(cfg, x, gamma, beta)
     eps = draw_eps(data, cfg, np.ptp(xs, axis=_group_axes(xs, dims)))
 
-    trace = lnlab.layer_norm_steps(x, gamma, beta, eps, dims=dims, **cfg.kwargs)
+    trace = lnlab.layer_norm_trace(x, gamma, beta, eps, dims=dims, **cfg.kwargs)
     y = lnlab.layer_norm(x, gamma, beta, eps, dims=dims, **cfg.kwargs)
 
     assert y.dtype == np.float64 and y.shape == x.shape
@@ -260,7 +260,7 @@ def test_layer_norm_statistics_match_numpy(cfg, data):
     eps = data.draw(st.sampled_from(EPS_VALUES), label="eps")
     axes = _group_axes(x, dims)
 
-    trace = lnlab.layer_norm_steps(x, eps=eps, dims=dims, **cfg.kwargs)
+    trace = lnlab.layer_norm_trace(x, eps=eps, dims=dims, **cfg.kwargs)
 
     mean, var, std = ref_statistics(x, axes, eps)
     assert trace.mean.shape == trace.var.shape == trace.std.shape == var.shape
@@ -280,7 +280,7 @@ def test_unbiased_and_eps_outside_match_explicit_formula(cfg, unbiased, eps_outs
     xs = cfg.stored(x)
     eps = draw_eps(data, cfg, np.ptp(xs, axis=-1))
 
-    trace = lnlab.layer_norm_steps(
+    trace = lnlab.layer_norm_trace(
         x, eps=eps, unbiased=unbiased, eps_outside=eps_outside, **cfg.kwargs
     )
 
@@ -302,7 +302,7 @@ def test_batch_norm_matches_torch(cfg, data):
     tokens = xs.reshape(-1, d)
     eps = data.draw(st.sampled_from(EPS_VALUES[1:]), label="eps")  # torch refuses 0 in training
 
-    trace = lnlab.batch_norm_steps(x, gamma, beta, eps, **cfg.kwargs)
+    trace = lnlab.batch_norm_trace(x, gamma, beta, eps, **cfg.kwargs)
 
     y, running_mean, running_var = ref_batch_norm(tokens, gs, bs, eps)
     tol = {"rtol": cfg.rtol, "atol": cfg.atol}
@@ -446,8 +446,8 @@ def test_scaled_and_unscaled_paths_agree_bit_for_bit(cfg, power, v):
     """2^power * v must be scaled before squaring and v need not be; both give the same bits."""
     x = np.stack([v, 2.0 * v])
 
-    scaled = lnlab.layer_norm_steps(np.ldexp(x, power), eps=0.0, **cfg.kwargs)
-    plain = lnlab.layer_norm_steps(x, eps=0.0, **cfg.kwargs)
+    scaled = lnlab.layer_norm_trace(np.ldexp(x, power), eps=0.0, **cfg.kwargs)
+    plain = lnlab.layer_norm_trace(x, eps=0.0, **cfg.kwargs)
 
     assert_array_equal(scaled.x_hat, plain.x_hat)
     assert_array_equal(scaled.std, np.ldexp(plain.std, power))
@@ -456,17 +456,17 @@ def test_scaled_and_unscaled_paths_agree_bit_for_bit(cfg, power, v):
 def test_numpy_blocks_and_float32_input_change_no_bit(monkeypatch: pytest.MonkeyPatch):
     """Rows go through numpy in cache-sized blocks; a float32 input is widened block by block.
 
-    With blocks of 8 rows, not the 32 rows of 4,096 features the real size gives: each row
-    alone writes out its steps' LaTeX (2,000 numbers at 4,096 features, 0.2 s a row)."""
+    With blocks of 8 rows of 64 features, not the 32 rows of 4,096 features the real size
+    gives: the same three full blocks and a part, at 1/64 of the work."""
     features = 64
-    monkeypatch.setattr(lnlab.core.norms, "BLOCK_ELEMENTS", 8 * features)
+    monkeypatch.setattr(lnlab.core.standardize, "BLOCK_ELEMENTS", 8 * features)
     rows = 3 * 8 + 5  # three full blocks and a part
     x = np.random.default_rng(3).standard_normal((rows, features), dtype=np.float32)
     x[7] = 2.5  # a constant row takes the scaled path inside its block
     x[-1, 3] = np.nan  # so does a row with a NaN, in the last, partial block
 
-    whole = lnlab.layer_norm_steps(x, GAMMA4[0], BETA4[1])
-    one_by_one = [lnlab.layer_norm_steps(row.astype(np.float64), GAMMA4[0], BETA4[1]) for row in x]
+    whole = lnlab.layer_norm_trace(x, GAMMA4[0], BETA4[1])
+    one_by_one = [lnlab.layer_norm_trace(row.astype(np.float64), GAMMA4[0], BETA4[1]) for row in x]
 
     for name in ("mean", "var", "std", "x_hat", "y"):
         assert_array_equal(getattr(whole, name), np.stack([getattr(t, name) for t in one_by_one]))
@@ -493,7 +493,7 @@ def test_values_near_the_largest_float(cfg):
 
 def test_variance_near_the_largest_float_is_finite():
     """var = 1.44e308 is a float even though s * s would not be."""
-    trace = lnlab.layer_norm_steps([-1.2e154, 1.2e154], eps=0.0)
+    trace = lnlab.layer_norm_trace([-1.2e154, 1.2e154], eps=0.0)
 
     assert_allclose(trace.var, [1.44e308], rtol=F64_TOL)
     assert_allclose(trace.x_hat, [-1.0, 1.0], rtol=F64_TOL)
@@ -502,7 +502,7 @@ def test_variance_near_the_largest_float_is_finite():
 def test_a_huge_eps_does_not_overflow():
     """var + eps would overflow on the unscaled path; the scaled one gives sqrt(var + eps)."""
     eps, c = 1.5e308, 0.7e154
-    trace = lnlab.layer_norm_steps([-c, c], eps=eps)
+    trace = lnlab.layer_norm_trace([-c, c], eps=eps)
 
     std = (c * c + eps) ** 0.5 if np.isfinite(c * c + eps) else c * (1 + eps / c / c) ** 0.5
     assert_allclose(trace.std, [std], rtol=F64_TOL)
@@ -560,7 +560,7 @@ def test_dims_2_notebook_example_by_hand(cfg, eps):
     deviations = np.array([[[0.0, -0.1, 0.1]], [[0.8 / 3, -0.4 / 3, -0.4 / 3]]])
     tol = {"rtol": max(cfg.rtol, 1e-14), "atol": cfg.atol}
 
-    trace = lnlab.layer_norm_steps(NOTEBOOK, eps=eps, dims=2, **cfg.kwargs)
+    trace = lnlab.layer_norm_trace(NOTEBOOK, eps=eps, dims=2, **cfg.kwargs)
 
     assert trace.mean.shape == (2, 1, 1)
     assert_allclose(trace.mean, mean, **tol)
@@ -621,7 +621,7 @@ def test_subnormal_spread_without_eps(norm, x, cfg, want):
 @pytest.mark.parametrize("cfg", PRECISE_CONFIGS, ids=str)
 def test_batch_norm_by_hand(cfg):
     """Features (1, 3) and (10, 30): means 2 and 20, biased variances 1 and 100, unbiased 2, 200."""
-    trace = lnlab.batch_norm_steps([[1.0, 10.0], [3.0, 30.0]], eps=0.0, **cfg.kwargs)
+    trace = lnlab.batch_norm_trace([[1.0, 10.0], [3.0, 30.0]], eps=0.0, **cfg.kwargs)
 
     tol = {"rtol": cfg.rtol, "atol": cfg.atol}
     assert trace.count == 2
@@ -649,8 +649,8 @@ def test_masked_batch_norm_is_batch_norm_of_the_real_tokens(cfg, data):
     gamma, beta = draw_affine(data, shape[-1:]), draw_affine(data, shape[-1:])
     eps = data.draw(st.sampled_from(EPS_VALUES), label="eps")
 
-    masked = lnlab.batch_norm_steps(padded, gamma, beta, eps, mask=mask, **cfg.kwargs)
-    plain = lnlab.batch_norm_steps(x[mask], gamma, beta, eps, **cfg.kwargs)
+    masked = lnlab.batch_norm_trace(padded, gamma, beta, eps, mask=mask, **cfg.kwargs)
+    plain = lnlab.batch_norm_trace(x[mask], gamma, beta, eps, **cfg.kwargs)
 
     tol = {"rtol": cfg.rtol, "atol": cfg.atol}
     assert masked.count == plain.count == mask.sum()
@@ -670,7 +670,7 @@ def test_padded_x_hat_is_zero_even_for_a_constant_feature(cfg):
     x = np.array([[[1.0, 2.0], [1.0, 3.0]], [[1.0, 7.0], [9.0, 9.0]]])  # feature 0: 1, 1, 1
     mask = np.array([[True, True], [True, False]])
 
-    trace = lnlab.batch_norm_steps(x, eps=0.0, mask=mask, **cfg.kwargs)
+    trace = lnlab.batch_norm_trace(x, eps=0.0, mask=mask, **cfg.kwargs)
 
     assert np.isnan(trace.x_hat[mask][:, 0]).all()  # 0 / 0 for the real tokens: right
     assert_array_equal(trace.y[~mask], 0.0)
@@ -690,7 +690,7 @@ def test_naive_batch_norm_of_a_padded_batch_differs():
 
 def test_one_real_token_gives_beta():
     """Torch refuses a batch of one; lnlab's x_hat is 0 (with eps > 0) and y is beta."""
-    trace = lnlab.batch_norm_steps([[1.0, 2.0], [7.0, 9.0]], beta=[0.5, -2.0], mask=[True, False])
+    trace = lnlab.batch_norm_trace([[1.0, 2.0], [7.0, 9.0]], beta=[0.5, -2.0], mask=[True, False])
 
     assert trace.count == 1
     assert_array_equal(trace.y, [[0.5, -2.0], [0.0, 0.0]])
@@ -738,7 +738,7 @@ def test_trace_of_2_4_6_8_by_hand():
     x_hat = np.array([-3.0, -1.0, 1.0, 3.0]) / std
     gamma, beta = np.array([1.0, 2.0, -1.0, 0.5]), np.array([0.0, 1.0, 0.0, -3.0])
 
-    trace = lnlab.layer_norm_steps([2.0, 4.0, 6.0, 8.0], gamma, beta, 1e-5)
+    trace = lnlab.layer_norm_trace([2.0, 4.0, 6.0, 8.0], gamma, beta, 1e-5)
 
     tol = {"rtol": 1e-14, "atol": 1e-15}  # a few ulps, more where y = gamma * x_hat + beta cancels
     assert_array_equal(trace.x, [2.0, 4.0, 6.0, 8.0])
@@ -747,62 +747,6 @@ def test_trace_of_2_4_6_8_by_hand():
     assert_allclose(trace.std, [std], **tol)
     assert_allclose(trace.x_hat, x_hat, **tol)
     assert_allclose(trace.y, gamma * x_hat + beta, **tol)
-    values_ = [trace.mean, trace.var, trace.std, trace.x_hat, trace.y]
-    for step, value in zip(trace.steps, values_, strict=True):
-        assert_array_equal(step.value, value, err_msg=step.title)
-
-
-def test_trace_titles_and_substituted_numbers():
-    trace = lnlab.layer_norm_steps([2.0, 4.0, 6.0, 8.0])
-    mean, var, std, normalize, affine = trace.steps
-
-    assert [s.title for s in (mean, var, normalize, affine)] == [
-        "Mean",
-        "Variance",
-        "Normalize",
-        "Scale and shift",
-    ]
-    assert std.title.startswith("Standard deviation")
-    assert r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in mean.latex
-    assert "(2 - 5)^2 + (4 - 5)^2 + (6 - 5)^2 + (8 - 5)^2" in var.latex
-    assert var.latex.endswith("= 5")
-    assert r"\sqrt{5 + 10^{-5}} = 2.2361" in std.latex  # sqrt(5.00001) = 2.236070...
-    assert r"\dfrac{2 - 5}{2.2361}" in normalize.latex
-    # -3 / 2.236070 = -1.341637, -1 / 2.236070 = -0.447213; breakable after each comma
-    assert r"[-1.3416,\allowbreak\ -0.4472,\allowbreak\ 0.4472,\allowbreak\ 1.3416]" in (
-        normalize.latex
-    )
-    assert r"1 \cdot (-1.3416) + 0" in affine.latex
-    assert all(s.formula and s.formula != s.latex for s in trace.steps)
-
-
-def test_trace_conventions_change_titles_and_formulas():
-    trace = lnlab.layer_norm_steps([2.0, 4.0, 6.0, 8.0], unbiased=True, eps_outside=True)
-    _, var, std, _, _ = trace.steps
-
-    assert var.title == "Variance (unbiased, D - 1)"
-    assert r"\dfrac{1}{D-1}" in var.formula
-    assert r"\tfrac{1}{3}\big(" in var.latex and var.latex.endswith("= 6.6667")  # 20 / 3
-    assert r"\sqrt{6.6667} + 10^{-5} = 2.582" in std.latex  # 2.5819989 + 1e-5 = 2.582009
-    assert_allclose(trace.std, [np.sqrt(20 / 3) + 1e-5], rtol=1e-14)
-
-
-def test_trace_row_picks_the_substituted_token():
-    x = [[2.0, 4.0, 6.0, 8.0], [1.0, 1.0, 1.0, 5.0]]
-
-    trace = lnlab.layer_norm_steps(x, row=1)
-
-    mean, var = trace.steps[0], trace.steps[1]
-    assert r"\tfrac{1}{4}\big(1 + 1 + 1 + 5\big) = 2" in mean.latex
-    assert "(5 - 2)^2" in var.latex and var.latex.endswith("= 3")  # (1 + 1 + 1 + 9) / 4
-    assert "2 + 4" not in mean.latex
-    assert trace.steps[0].value.shape == (2, 1)  # the values still hold every token
-
-
-def test_trace_row_with_dims_2():
-    trace = lnlab.layer_norm_steps(NOTEBOOK, dims=2, row=1)
-
-    assert r"\tfrac{1}{3}\big(0.5 + 0.1 + 0.1\big) = 0.2333" in trace.steps[0].latex
 
 
 # ---------------------------------------------------------------- input errors
@@ -811,16 +755,16 @@ X24 = [[2.0, 4.0, 6.0, 8.0], [1.0, 1.0, 1.0, 5.0]]
 PADDED = np.zeros((2, 3, 4))
 
 BAD_CALLS = {
-    "row past the end": lambda: lnlab.layer_norm_steps(X24, row=2),
-    "negative row": lambda: lnlab.layer_norm_steps(X24, row=-1),
+    "row past the end": lambda: lnlab.layer_norm_trace(X24, row=2),
+    "negative row": lambda: lnlab.layer_norm_trace(X24, row=-1),
     "gamma too short": lambda: lnlab.layer_norm(X24, gamma=[1.0, 2.0, 3.0]),
     "gamma one per token": lambda: lnlab.layer_norm(X24, gamma=[[1.0], [2.0]]),
-    "beta too long": lambda: lnlab.layer_norm_steps(X24, beta=np.zeros(5)),
+    "beta too long": lambda: lnlab.layer_norm_trace(X24, beta=np.zeros(5)),
     "negative eps": lambda: lnlab.layer_norm(X24, eps=-1e-5),
-    "nan eps": lambda: lnlab.layer_norm_steps(X24, eps=np.nan),
+    "nan eps": lambda: lnlab.layer_norm_trace(X24, eps=np.nan),
     "infinite eps": lambda: lnlab.layer_norm(X24, eps=np.inf),
     "unknown backend": lambda: lnlab.layer_norm(X24, backend="jax"),
-    "unknown backend (steps)": lambda: lnlab.layer_norm_steps(X24, backend="tensorflow"),
+    "unknown backend (steps)": lambda: lnlab.layer_norm_trace(X24, backend="tensorflow"),
     "unknown device": lambda: lnlab.layer_norm(X24, backend="torch", device="tpu"),
     "unknown dtype": lambda: lnlab.layer_norm(X24, backend="torch", device="cpu", dtype="int8"),
     "dims 0": lambda: lnlab.layer_norm(X24, dims=0),
@@ -833,7 +777,7 @@ BAD_CALLS = {
     "batch norm mask shape": lambda: lnlab.batch_norm(PADDED, mask=np.ones((3, 2), bool)),
     "batch norm mask per feature": lambda: lnlab.batch_norm(PADDED, mask=np.ones(PADDED.shape)),
     "batch norm 1-D x": lambda: lnlab.batch_norm([1.0, 2.0, 3.0]),
-    "batch norm gamma shape": lambda: lnlab.batch_norm_steps(X24, gamma=[1.0, 2.0]),
+    "batch norm gamma shape": lambda: lnlab.batch_norm_trace(X24, gamma=[1.0, 2.0]),
     "batch norm negative eps": lambda: lnlab.batch_norm(X24, eps=-1.0),
     "batch norm unknown backend": lambda: lnlab.batch_norm(X24, backend="jax"),
     "rms norm gamma shape": lambda: lnlab.rms_norm(X24, gamma=[1.0, 2.0]),
@@ -852,9 +796,9 @@ def test_bad_input_raises_input_error(call):
 
 ALL_FUNCTIONS = {
     "layer_norm": lnlab.layer_norm,
-    "layer_norm_steps": lnlab.layer_norm_steps,
+    "layer_norm_trace": lnlab.layer_norm_trace,
     "batch_norm": lnlab.batch_norm,
-    "batch_norm_steps": lnlab.batch_norm_steps,
+    "batch_norm_trace": lnlab.batch_norm_trace,
     "rms_norm": lnlab.rms_norm,
 }
 

@@ -18,6 +18,7 @@ from lnlab.teach.export import (
     trace_json,
     trace_rows,
 )
+from lnlab.teach.steps import written_steps
 
 HELLO = np.array([[0.1, 0.3, -0.2, 0.8], [0.0, 0.1, 0.4, -0.1]])
 
@@ -40,7 +41,7 @@ def run_script(source: str) -> dict:
 )
 def test_layer_norm_script_reproduces_the_numbers(options):
     gamma, beta = np.array([1.5, 1.0, 0.5, 2.0]), np.array([0.1, 0.0, -0.2, 0.3])
-    trace = lnlab.layer_norm_steps(HELLO, gamma, beta, 1e-5, **options)
+    trace = lnlab.layer_norm_trace(HELLO, gamma, beta, 1e-5, **options)
     out = run_script(layer_norm_script(HELLO, gamma, beta, 1e-5, **options))
     np.testing.assert_allclose(out["mean"], trace.mean.ravel(), rtol=1e-13)
     np.testing.assert_allclose(out["var"], trace.var.ravel(), rtol=1e-12)
@@ -50,7 +51,7 @@ def test_layer_norm_script_reproduces_the_numbers(options):
 def test_layer_norm_script_over_two_axes():
     x = np.array([[[0.2, 0.1, 0.3]], [[0.5, 0.1, 0.1]]])
     ones, zeros = np.ones((1, 3)), np.zeros((1, 3))
-    trace = lnlab.layer_norm_steps(x, dims=2)
+    trace = lnlab.layer_norm_trace(x, dims=2)
     out = run_script(layer_norm_script(x, ones, zeros, 1e-5, dims=2))
     np.testing.assert_allclose(out["y"], trace.y, rtol=1e-12, atol=1e-14)
 
@@ -66,8 +67,8 @@ def test_batch_norm_script_reproduces_naive_and_masked():
     mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool)
     beta = 0.75
     out = run_script(batch_norm_script(x, mask, 1e-5, beta))
-    naive = lnlab.batch_norm_steps(x, beta=beta)
-    masked = lnlab.batch_norm_steps(x, beta=beta, mask=mask)
+    naive = lnlab.batch_norm_trace(x, beta=beta)
+    masked = lnlab.batch_norm_trace(x, beta=beta, mask=mask)
     layer = np.array(out["layer"])
     np.testing.assert_allclose(out["naive_mean"], naive.mean, rtol=1e-13)
     np.testing.assert_allclose(out["masked_mean"], masked.mean, rtol=1e-13)
@@ -79,7 +80,7 @@ def test_batch_norm_script_reproduces_naive_and_masked():
 
 
 def test_csv_has_one_row_per_token_and_feature():
-    trace = lnlab.layer_norm_steps(HELLO)
+    trace = lnlab.layer_norm_trace(HELLO)
     rows = list(csv.DictReader(io.StringIO(to_csv(trace_rows(trace, ["Hello", ","])))))
     assert len(rows) == 8
     assert rows[0]["token"] == "Hello"
@@ -88,11 +89,11 @@ def test_csv_has_one_row_per_token_and_feature():
 
 
 def test_json_keeps_nan_as_text_and_steps():
-    trace = lnlab.layer_norm_steps(np.array([[1.0, 1.0, 1.0]]), eps=0.0)
+    trace = lnlab.layer_norm_trace(np.array([[1.0, 1.0, 1.0]]), eps=0.0)
     data = json.loads(trace_json(trace, ["t1"], {"eps": 0.0}))
     assert data["y"] == [["nan", "nan", "nan"]]
-    assert [s["title"] for s in data["steps"]] == [s.title for s in trace.steps]
+    assert [s["title"] for s in data["steps"]] == [s.title for s in written_steps(trace)]
     assert data["steps"][0]["title"] == "Mean"
-    masked = lnlab.batch_norm_steps(HELLO)
+    masked = lnlab.batch_norm_trace(HELLO)
     stats = json.loads(batch_json({"naive": masked}, {"eps": 1e-5}))
     assert stats["naive"]["count"] == 2

@@ -25,7 +25,7 @@ from lnlab.teach.quiz import (
 
 
 def _token_questions(x, **kwargs):
-    trace = lnlab.layer_norm_steps(np.array(x, dtype=float), **kwargs)
+    trace = lnlab.layer_norm_trace(np.array(x, dtype=float), **kwargs)
     return {q.qid.split("-")[0]: q for q in token_questions(trace, 0, "t1", **kwargs)}
 
 
@@ -73,7 +73,7 @@ def _padding_traces():
         float,
     )
     mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool)
-    return lnlab.batch_norm_steps(x), lnlab.batch_norm_steps(x, mask=mask)
+    return lnlab.batch_norm_trace(x), lnlab.batch_norm_trace(x, mask=mask)
 
 
 def test_padding_questions():
@@ -105,7 +105,7 @@ def _all_questions():
         ([[0.001, 0.003, 0.002]], {"eps": 1e-5}),  # tiny variance: epsilon matters
     ]
     for x, kwargs in examples:
-        trace = lnlab.layer_norm_steps(np.array(x), 2.0, 0.5, **kwargs)
+        trace = lnlab.layer_norm_trace(np.array(x), 2.0, 0.5, **kwargs)
         yield from token_questions(trace, 0, "t1", gamma=2.0, beta=0.5, **kwargs)
 
 
@@ -134,11 +134,11 @@ def test_wrongs_equal_to_the_truth_are_dropped():
     qs = _token_questions([[2.0, 4.0, 6.0, 8.0]])  # eps = 1e-5: forgetting it changes nothing
     groups = {w.misconception for w in qs["xhat"].wrong}
     assert "no_eps" not in groups and "eps_outside" not in groups and "d_minus_1" in groups
-    one = lnlab.layer_norm_steps(np.array([[7.0]]))
+    one = lnlab.layer_norm_trace(np.array([[7.0]]))
     var = token_questions(one, 0, "t1")[1]
     assert var.wrong == ()  # D = 1: D - 1 = 0 gives no number
     assert options(var) == ("0",)
-    trace = lnlab.layer_norm_steps(np.array([[1.0, 3.0]]), 1.0, 1.0)
+    trace = lnlab.layer_norm_trace(np.array([[1.0, 3.0]]), 1.0, 1.0)
     swapped = token_questions(trace, 0, "t", gamma=1.0, beta=1.0)
     assert "gamma_beta_swap" not in {w.misconception for w in swapped[3].wrong}  # γ = β
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from lnlab.core.errors import InputError
-from lnlab.core.norms import layer_norm_steps, root_mean_square
+from lnlab.core.norms import layer_norm_trace, root_mean_square
 from lnlab.core.parse import parse_embeddings
 from lnlab.labs.conventions.compare import CONVENTIONS, compare_conventions
 
@@ -119,8 +119,8 @@ class CheckResult:
 
 def readings(x: np.ndarray) -> dict[str, tuple[Reading, ...]]:
     """Every way the conventions compute the mean, variance, std and output of tokens x."""
-    biased = layer_norm_steps(x, eps=0.0)
-    unbiased = layer_norm_steps(x, eps=0.0, unbiased=True)
+    biased = layer_norm_trace(x, eps=0.0)
+    unbiased = layer_norm_trace(x, eps=0.0, unbiased=True)
     comparison = compare_conventions(x)
     centred = tuple(c.key for c in CONVENTIONS if c.centred)
     uses_biased = tuple(c.key for c in CONVENTIONS if c.centred and not c.unbiased)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from lnlab.core.norms import LayerNormTrace, layer_norm_steps, rms_norm, root_mean_square
+from lnlab.core.norms import LayerNormTrace, layer_norm_trace, rms_norm, root_mean_square
 from lnlab.core.numbers import DEFAULT_EPS, exact
 from lnlab.teach.latex import num
 
@@ -64,7 +64,7 @@ class Convention:
                 root_mean_square(x, self.eps),
                 rms_norm(x, eps=self.eps),
             )
-        trace = layer_norm_steps(
+        trace = layer_norm_trace(
             x, eps=self.eps, unbiased=self.unbiased, eps_outside=self.eps_outside
         )
         return trace.mean[:, 0], trace.std[:, 0], trace.y
@@ -229,9 +229,9 @@ def compare_axes(x: np.ndarray, eps: float = DEFAULT_EPS) -> AxesComparison:
     Norm. Without the reshape the last two axes are (S, E): one mean for the whole sentence.
     """
     x = np.atleast_2d(np.asarray(x, dtype=np.float64))
-    per_token = layer_norm_steps(x, eps=eps)
-    notebook = layer_norm_steps(x[:, None, :], eps=eps, dims=2)
-    one_group = layer_norm_steps(x[None, :, :], eps=eps, dims=2)
+    per_token = layer_norm_trace(x, eps=eps)
+    notebook = layer_norm_trace(x[:, None, :], eps=eps, dims=2)
+    one_group = layer_norm_trace(x[None, :, :], eps=eps, dims=2)
     return AxesComparison(
         x,
         per_token,

@@ -110,7 +110,7 @@ def _steps(result: Parity, index: int, token: str, device_label: str) -> Section
     return Section(
         key=STEPS,
         title=f"The five steps for {token} in {result.dtype} on {plain(device_label)}",
-        worked=tuple(s.latex for s in result.trace.steps),  # after the question
+        worked=tuple(s.latex for s in result.steps),  # after the question
         numbers=(
             Table(
                 pd.DataFrame(parity_table(result)),

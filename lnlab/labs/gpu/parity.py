@@ -16,10 +16,10 @@ import numpy as np
 
 from lnlab.core import backend as bk
 from lnlab.core.errors import InputError
-from lnlab.core.norms import LayerNormTrace, layer_norm_steps
+from lnlab.core.norms import LayerNormTrace, layer_norm_trace
 from lnlab.core.numbers import DEFAULT_EPS
 from lnlab.teach.export import Download, Exports, json_ready, to_csv
-from lnlab.teach.steps import STEPS, StepInfo
+from lnlab.teach.steps import STEPS, Step, StepInfo, written_steps
 
 SIGNIFICAND_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
 FUSED_LABEL = "y by the fused F.layer_norm"
@@ -92,6 +92,7 @@ class Parity:
     kappa_mean: float
     reference: LayerNormTrace  # numpy, float64
     trace: LayerNormTrace  # torch on `device` in `dtype`, returned as float64
+    steps: tuple[Step, ...]  # the five steps written out with one token's numbers (`trace`)
     fused_y: np.ndarray  # torch.nn.functional.layer_norm on the same device and dtype
     rows: tuple[ParityRow, ...]  # the five steps, then the fused output
     eps: float
@@ -116,8 +117,9 @@ def parity(
     `row` picks the token whose numbers the steps' LaTeX shows.
     """
     resolved = bk.resolve_device(device)
-    reference = layer_norm_steps(x, eps=eps, row=row)
-    trace = layer_norm_steps(x, eps=eps, backend="torch", device=resolved, dtype=dtype, row=row)
+    reference = layer_norm_trace(x, eps=eps)
+    trace = layer_norm_trace(x, eps=eps, backend="torch", device=resolved, dtype=dtype)
+    steps = written_steps(trace, row)
     fused_y = _fused_layer_norm(reference.x, resolved, dtype, eps)
     kappa, kappa_mean = condition_numbers(reference)
     rows = [
@@ -145,6 +147,7 @@ def parity(
         kappa_mean,
         reference,
         trace,
+        steps,
         fused_y,
         tuple(rows),
         eps,

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from lnlab.core.errors import InputError
-from lnlab.core.norms import BatchNormTrace, LayerNormTrace, batch_norm_steps, layer_norm_steps
+from lnlab.core.norms import BatchNormTrace, LayerNormTrace, batch_norm_trace, layer_norm_trace
 from lnlab.core.numbers import DEFAULT_EPS
 from lnlab.core.parse import parse_number
 from lnlab.teach.presets import PADDING_EDIT, PREACTIVATIONS, batch_preset, token_preset
@@ -367,9 +367,9 @@ class PaddingLab:
 
 def _norms(x: np.ndarray, mask: np.ndarray, eps: float, beta: float) -> Norms:
     return Norms(
-        naive_bn=batch_norm_steps(x, beta=beta, eps=eps, momentum=MOMENTUM),
-        masked_bn=batch_norm_steps(x, beta=beta, eps=eps, mask=mask, momentum=MOMENTUM),
-        ln=layer_norm_steps(x, beta=beta, eps=eps),
+        naive_bn=batch_norm_trace(x, beta=beta, eps=eps, momentum=MOMENTUM),
+        masked_bn=batch_norm_trace(x, beta=beta, eps=eps, mask=mask, momentum=MOMENTUM),
+        ln=layer_norm_trace(x, beta=beta, eps=eps),
     )
 
 
@@ -554,8 +554,8 @@ def preactivation_norms(eps: float = DEFAULT_EPS, beta: float = 0.0) -> TableNor
         x=x,
         rows=preset.labels,
         columns=tuple(f"z{j + 1}" for j in range(x.shape[1])),
-        bn=batch_norm_steps(x, beta=beta, eps=eps, momentum=MOMENTUM),
-        ln=layer_norm_steps(x, beta=beta, eps=eps),
+        bn=batch_norm_trace(x, beta=beta, eps=eps, momentum=MOMENTUM),
+        ln=layer_norm_trace(x, beta=beta, eps=eps),
     )
 
 

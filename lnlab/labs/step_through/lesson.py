@@ -55,7 +55,7 @@ def slides(lesson: TokenLesson, dy: np.ndarray | None = None) -> Lesson:
 
 
 def _step(lesson: TokenLesson, k: int, question: object) -> Section:
-    info, traced = STEPS[k], lesson.trace.steps[k]
+    info, traced = STEPS[k], lesson.steps[k]
     value = traced.value[lesson.token]
     if value.size == 1:
         numbers: tuple = (Metric(f"{info.symbol} ({info.title.lower()})", float(value[0])),)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from lnlab.core.errors import InputError
-from lnlab.core.norms import LayerNormTrace, layer_norm_steps
+from lnlab.core.norms import LayerNormTrace, layer_norm_trace
 from lnlab.core.numbers import fmt, scale_of
 from lnlab.core.parse import (
     MAX_LABEL_CHARS,
@@ -30,7 +30,7 @@ from lnlab.core.parse import (
 from lnlab.labs.step_through.grid import feature_names
 from lnlab.teach.export import Download, Exports, layer_norm_script, to_csv, trace_json, trace_rows
 from lnlab.teach.quiz import Question, Wrong, token_questions
-from lnlab.teach.steps import STEPS
+from lnlab.teach.steps import STEPS, Step, written_steps
 
 LABELS_MAX_CHARS = MAX_TOKENS * (MAX_LABEL_CHARS + 1)  # 64 labels of 40 characters, one a line
 SUMMARY_VALUES = 8  # a slide's summary line lists at most this many features
@@ -58,7 +58,8 @@ class Check:
 class TokenLesson:
     """Everything the page shows for one prompt and one chosen token."""
 
-    trace: LayerNormTrace  # every token; the steps' LaTeX has `token`'s numbers
+    trace: LayerNormTrace  # every token
+    steps: tuple[Step, ...]  # the five steps written out with `token`'s numbers
     labels: tuple[str, ...]
     token: int  # 0-based
     eps: float
@@ -137,12 +138,14 @@ def token_lesson(
         raise InputError("the embeddings must be a table of tokens x features")
     if len(labels) != x.shape[0]:
         raise InputError(f"{len(labels)} labels for {x.shape[0]} tokens")
-    trace = layer_norm_steps(x, gamma, beta, eps, row=token)  # checks token, eps, gamma, beta
+    trace = layer_norm_trace(x, gamma, beta, eps)  # checks eps, gamma, beta
+    steps = written_steps(trace, token)  # checks the token
     d = x.shape[1]
     g = np.broadcast_to(np.asarray(gamma, dtype=np.float64), (d,)).copy()
     b = np.broadcast_to(np.asarray(beta, dtype=np.float64), (d,)).copy()
     return TokenLesson(
         trace=trace,
+        steps=steps,
         labels=tuple(labels),
         token=token,
         eps=float(eps),
@@ -338,7 +341,7 @@ def export_json(lesson: TokenLesson) -> str:
         "beta": lesson.beta.tolist(),
         "token": lesson.token + 1,
     }
-    return trace_json(lesson.trace, lesson.labels, settings)
+    return trace_json(lesson.trace, lesson.labels, settings, lesson.token)
 
 
 def export_script(lesson: TokenLesson) -> str:

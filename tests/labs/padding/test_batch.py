@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnlab import batch_norm_steps
+from lnlab import batch_norm_trace
 from lnlab.core.errors import InputError
 from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import export as pex
@@ -184,7 +184,7 @@ def test_masked_bn_ignores_what_the_pads_hold():
     junk = x.copy()
     junk[~REAL.reshape(2, 4)] = rng.normal(0, 100, (2, 3))
     mask = REAL.reshape(2, 4)
-    a, b = batch_norm_steps(x, mask=mask), batch_norm_steps(junk, mask=mask)
+    a, b = batch_norm_trace(x, mask=mask), batch_norm_trace(junk, mask=mask)
     np.testing.assert_array_equal(a.mean, b.mean)
     np.testing.assert_array_equal(a.y, b.y)
 
@@ -275,7 +275,7 @@ def test_closed_form_equals_padded_statistics(lengths, seed, offset):
     real = x[mask]
     p = 1 - mask.sum() / mask.size
     mean, var = pad.padded_moments(p, real.mean(axis=0), real.var(axis=0))
-    naive = batch_norm_steps(x)
+    naive = batch_norm_trace(x)
     np.testing.assert_allclose(mean, naive.mean, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(var, naive.var, rtol=1e-9, atol=1e-9)
 

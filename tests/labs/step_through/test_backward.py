@@ -16,7 +16,14 @@ import numpy as np
 import pytest
 from helpers import formulas, html_tables
 from helpers import metric_value as metric
-from test_step_teaching import (
+
+from lnlab.core.errors import InputError
+from lnlab.labs.step_through import backward, state
+from lnlab.labs.step_through import lesson as st_slides
+from lnlab.labs.step_through.token import token_lesson
+from lnlab.teach.lesson import Metric, Section, Table
+
+from .test_teaching import (
     answer,
     has_metric,
     is_default,
@@ -25,12 +32,6 @@ from test_step_teaching import (
     open_page,
     step_titles,
 )
-
-from lnlab.core.errors import InputError
-from lnlab.labs.step_through import backward, state
-from lnlab.labs.step_through import lesson as st_slides
-from lnlab.labs.step_through.token import token_lesson
-from lnlab.teach.lesson import Metric, Section, Table
 
 S = math.sqrt(5.00001)
 X_HAT = np.array([-3.0, -1.0, 1.0, 3.0]) / S

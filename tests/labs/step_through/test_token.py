@@ -40,9 +40,9 @@ def test_the_five_steps_of_2468():
     assert lesson.std == pytest.approx(STD, rel=1e-15)
     np.testing.assert_allclose(lesson.x_hat, np.array([-3, -1, 1, 3]) / STD, rtol=1e-14)
     np.testing.assert_allclose(lesson.y, lesson.x_hat, rtol=0)
-    assert lesson.trace.steps[0].title == "Mean"
-    assert len(lesson.trace.steps) == STEP_COUNT
-    assert r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in lesson.trace.steps[0].latex
+    assert lesson.steps[0].title == "Mean"
+    assert len(lesson.steps) == STEP_COUNT
+    assert r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in lesson.steps[0].latex
 
 
 def test_gamma_and_beta_scale_and_shift():

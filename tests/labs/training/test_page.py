@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from helpers import downloaded, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
-from test_page_class import classes  # noqa: F401 (the class store, a fresh SQLite file)
 
 from lnlab.classroom import store
 from lnlab.classroom.links import TeacherLink
