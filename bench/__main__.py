@@ -17,7 +17,7 @@ BENCHMARKS = (
     "bench.messages",
     "bench.oversized",
     "bench.classroom",
-    "bench.fair_queue",
+    "bench.heavy_work",
     "bench.gpu_fairness",
     "bench.training",
 )

@@ -144,7 +144,7 @@ def _request_run(shape: tuple[int, int, int], device: str) -> None:
 
 
 def _run_benchmark(shape: tuple[int, int, int], device: str, dtype: str) -> None:
-    """Wait in line for the server's one heavy-work slot, showing the place, time in the
+    """Wait in the server's heavy-work line, showing the place, time in the
     worker process, then rerun the page so the lesson shows the new timings."""
     line = ui.Line()
     try:

@@ -28,7 +28,7 @@ def _pytest_main():
 
 @pytest.fixture(autouse=True, scope="session")
 def _own_database(tmp_path_factory: pytest.TempPathFactory):
-    """The app's default database, for this test run alone: the heavy-work slot lives there
+    """The app's default database, for this test run alone: the heavy-work line lives there
     (lnlab.serving.heavy_work), and another run or a server on this checkout must not share it."""
     before = os.environ.get(URL_ENV)
     os.environ[URL_ENV] = f"sqlite:///{tmp_path_factory.mktemp('app') / 'app.db'}"

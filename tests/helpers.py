@@ -18,7 +18,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from lnlab import supported_dtypes
-from lnlab.serving import heavy_work as fair_queue
+from lnlab.serving import heavy_work
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -175,13 +175,13 @@ def html_frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:
 
 
 @contextmanager
-def benchmark_slot_held(owner: str = "another visitor") -> Iterator[None]:
-    """Another visitor holds the server's one heavy-work slot (lnlab.serving.heavy_work)
+def front_of_line_held(owner: str = "another visitor") -> Iterator[None]:
+    """Another visitor is at the front of the server's heavy-work line (lnlab.serving.heavy_work)
     meanwhile."""
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with fair_queue.turn(owner):
+        with heavy_work.front(owner):
             held.set()
             release.wait(30)
 

@@ -21,29 +21,25 @@ import csv
 import functools
 import hashlib
 import io
-import os
 import re
 import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from lnlab.classroom.live import LiveQuestion
 from lnlab.core.errors import InputError
-from lnlab.serving.database import MIGRATION_LOCK, OPEN_LOCK, Database
+from lnlab.serving.database import MIGRATION_LOCK, OPEN_LOCK, URL_ENV, Database, database_url
 from lnlab.teach.quiz import group_name
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"  # no 0 O 1 I L U: easy to read off a projector
 CODE_LENGTH = 9  # 9 * log2(30) = 44.2 bits
 CLASS_HOURS = 24
 MAX_NICKNAME = 20
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / ".lnlab-data" / "classes.db"
-URL_ENV = "LNLAB_DATABASE_URL"
 
 
 @dataclass(frozen=True)
@@ -172,17 +168,6 @@ answers = sa.Table(
     sa.Column("correct", sa.Integer, nullable=False),
     sa.Column("answered_at", sa.Float, nullable=False),
 )
-heavy_line = (
-    sa.Table(  # the server's heavy-work line (lnlab.serving.heavy_work), seen by every process
-        "heavy_line",
-        metadata,
-        sa.Column("ticket", sa.Integer, primary_key=True, autoincrement=False),
-        sa.Column("owner", sa.Text, nullable=False, unique=True),
-        sa.Column("joined_at", sa.Float, nullable=False),
-        sa.Column("started_at", sa.Float),  # NULL while waiting; set when it takes the slot
-        sa.Column("beat_at", sa.Float, nullable=False),
-    )
-)
 
 
 def _answer_context() -> sa.Select:
@@ -255,29 +240,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (code, student_id, qid))""",
         "CREATE INDEX answers_by_question ON answers (code, qid, grp)",
     ),
-    (  # version 2: the heavy-work line; tickets are MAX + 1 under the line's lock
-        """CREATE TABLE heavy_line (
+    (  # version 2: the heavy-work line, which lived here until version 3
+        """CREATE TABLE line_table (
             ticket INTEGER PRIMARY KEY,
             owner TEXT NOT NULL UNIQUE,
             joined_at DOUBLE PRECISION NOT NULL,
             started_at DOUBLE PRECISION,
             beat_at DOUBLE PRECISION NOT NULL)""",
     ),
+    (  # version 3: the heavy-work line keeps its own table (lnlab.serving.heavy_work)
+        "DROP TABLE line_table",
+    ),
 )
-
-
-def database_url(url: str | None = None) -> str:
-    """`url`, else $LNLAB_DATABASE_URL, else the default SQLite file (its folder is created)."""
-    url = url or os.environ.get(URL_ENV, "").strip()
-    if not url:
-        DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
-        return f"sqlite:///{DEFAULT_PATH}"
-    if url.startswith("sqlite") and (url == "sqlite://" or ":memory:" in url):
-        raise InputError(f"{URL_ENV}: the class store needs a database file or server, not memory")
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):  # psycopg 3 is the driver we ship
-            return "postgresql+psycopg://" + url.removeprefix(prefix)
-    return url
 
 
 class ClassStore:

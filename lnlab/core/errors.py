@@ -10,7 +10,8 @@ class InputError(ValueError):
 
 
 class BusyError(InputError):
-    """The server's heavy-work slot cannot take this request now (held, full or too long a wait).
+    """The server's heavy-work line cannot take this request now (in it already, full, or too
+    long a wait).
 
     Re-exported as lnlab.labs.gpu.benchmark.BusyError, where the pages catch it.
     """

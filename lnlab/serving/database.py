@@ -1,4 +1,6 @@
-"""The database every server process shares: its engine, and read and write transactions.
+"""The database every server process shares: where it is, its engine, and read and write
+transactions. The class store (lnlab.classroom.store) and the heavy-work line
+(lnlab.serving.heavy_work) keep their tables in it.
 
 SQLite in a file, or PostgreSQL, through SQLAlchemy Core. Writers that must not interleave
 (two of them reading a count, then both inserting) are kept apart:
@@ -12,18 +14,39 @@ SQLite in a file, or PostgreSQL, through SQLAlchemy Core. Writers that must not 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
+
+from lnlab.core.errors import InputError
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / ".lnlab-data" / "classes.db"
+URL_ENV = "LNLAB_DATABASE_URL"
 
 # PostgreSQL advisory lock keys, for `Database.write(lock=...)`.
 MIGRATION_LOCK = 73012024  # the class store's migrations
 OPEN_LOCK = 73012025  # opening a class (the cap on classes)
 LINE_LOCK = 73012026  # the heavy-work line (lnlab.serving.heavy_work)
+
+
+def database_url(url: str | None = None) -> str:
+    """`url`, else $LNLAB_DATABASE_URL, else the default SQLite file (its folder is created)."""
+    url = url or os.environ.get(URL_ENV, "").strip()
+    if not url:
+        DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{DEFAULT_PATH}"
+    if url.startswith("sqlite") and (url == "sqlite://" or ":memory:" in url):
+        raise InputError(f"{URL_ENV}: the app needs a database file or server, not memory")
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):  # psycopg 3 is the driver we ship
+            return "postgresql+psycopg://" + url.removeprefix(prefix)
+    return url
 
 
 def _wal(cursor: sqlite3.Cursor, tries: int = 100) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
 COMPOSE_CONFIG = ROOT / "deploy" / "compose" / "haproxy.cfg"
 BACKEND = "app"

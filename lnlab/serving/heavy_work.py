@@ -1,16 +1,20 @@
-"""A first-come queue for the server's one heavy-work slot, shared by every server process.
+"""The heavy-work line: one visitor's heavy work at a time, shared by every server process.
 
-The GPU page's benchmark and the training lab's runs each hold the slot for a few seconds;
-everyone else waits in line, in arrival order, and sees their place. Pressing Run again puts
-a visitor at the back of the line, so two visitors alternate instead of one keeping the slot.
+Heavy work is the GPU page's benchmark and the training lab's runs: each takes a few seconds
+of the machine. The visitor at the front of the line runs; everyone else waits in line, in
+arrival order, and sees their place. Pressing Run again puts a visitor at the back of the
+line, so two visitors alternate instead of one keeping the front.
 
-The line lives in the class store's database (table `heavy_line`, lnlab.classroom.store), so
-the server processes of a cluster that share one database share one slot. A row per owner:
-tickets give the order, `started_at` marks the holder, `beat_at` is refreshed 10 times a lease by
-the waiter's polling loop or the holder's beat thread. Rows whose beat is older than LEASE_S
-are purged, so a crashed process never blocks the line for longer than that. Waiters poll
-every POLL_S (one small read); joining, claiming the slot and purging run one at a time under
-the line's lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory transaction lock).
+The line lives in the app's database (its own table `heavy_work_line`, lnlab.serving.database),
+so the server processes of a cluster that share one database share one line. A row per owner:
+tickets give the order, `started_at` marks the front, `beat_at` is refreshed 10 times a lease by
+the waiter's polling loop or the front's beat thread. Rows whose beat is older than LEASE_S are
+purged, so a crashed process never blocks the line for longer than that. Waiters poll every
+POLL_S (one small read); joining, reaching the front and purging run one at a time under the
+line's lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory transaction lock).
+
+Its rows last seconds, so the table has no migrations: it is created if missing, and a change
+to it takes a new table name.
 """
 
 from __future__ import annotations
@@ -25,20 +29,30 @@ from collections.abc import Callable, Iterator
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from lnlab.classroom.store import ClassStore, default_store, heavy_line
 from lnlab.core.errors import BusyError
-from lnlab.serving.database import LINE_LOCK, Database
+from lnlab.serving.database import LINE_LOCK, Database, database_url
 
 MAX_WAITING = 30  # visitors in line at most; later ones are refused at once
 MAX_WAIT_S = 60.0  # the longest a visitor waits in line (by default)
 HEARTBEAT_S = 0.5  # on_wait runs at least this often, so a page can notice its visitor left
-TYPICAL_WEIGHT = 0.3  # weight of the newest hold time in the running estimate
+TYPICAL_WEIGHT = 0.3  # weight of the newest time at the front in the running estimate
 POLL_S = 0.2  # a waiter looks at the line this often (a few ms of CPU per second)
 LEASE_S = 10.0  # a row not refreshed for this long belongs to a dead process and is purged
-BEATS_PER_LEASE = 10  # waiters and the holder refresh their row's beat_at this often
+BEATS_PER_LEASE = 10  # waiters and the front refresh their row's beat_at this often
 _BOOT = secrets.token_hex(4)  # with the pid, tells this process's owners from other servers'
 
 OnWait = Callable[[int], None]
+
+metadata = sa.MetaData()
+line_table = sa.Table(
+    "heavy_work_line",
+    metadata,
+    sa.Column("ticket", sa.Integer, primary_key=True, autoincrement=False),  # MAX + 1, locked
+    sa.Column("owner", sa.Text, nullable=False, unique=True),
+    sa.Column("joined_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float),  # NULL while waiting; set on reaching the front
+    sa.Column("beat_at", sa.Float, nullable=False),
+)
 
 
 def ordinal(n: int) -> str:
@@ -55,29 +69,29 @@ def seconds(s: float) -> str:
 def waiting_text(place: int) -> str:
     """What a waiting visitor reads: 'You are 2nd in line ...'."""
     ahead = "the current run" if place == 1 else f"the current run and {place - 1} more"
-    return f"You are {ordinal(place)} in line for the server's benchmark slot (after {ahead})."
+    return f"You are {ordinal(place)} in line for the server's heavy work (after {ahead})."
 
 
-class FairQueue:
-    """One slot, a line of owners waiting for it in arrival order, in `store`'s database.
+class HeavyWorkLine:
+    """The line of owners waiting, in arrival order, to run heavy work, in the database at `url`.
 
-    The queue has its own connections to that database (the store ran the migrations that
-    made its table; the store's methods stay the classes' only way in). An owner name is
-    scoped to this process (its pid and a random tag), so two server
-    processes' session ids never meet. Hold times feed this process's running estimate of
-    one hold (`_typical_s`), used to refuse waits that would pass the limit.
+    An owner name is scoped to this process (its pid and a random tag), so two server
+    processes' session ids never meet. Times at the front feed this process's running estimate
+    of one run (`_typical_s`), used to refuse waits that would pass the limit.
     """
 
     def __init__(
         self,
-        store: ClassStore,
+        url: str,
         *,
         max_waiting: int = MAX_WAITING,
         heartbeat_s: float = HEARTBEAT_S,
         lease_s: float = LEASE_S,
     ) -> None:
-        self.store = store
-        self._db = Database(store.url)
+        self.url = url
+        self._db = Database(url)
+        with self._db.write(lock=LINE_LOCK) as conn:
+            metadata.create_all(conn)
         self.max_waiting = max_waiting
         self.heartbeat_s = heartbeat_s
         self.lease_s = lease_s
@@ -85,25 +99,25 @@ class FairQueue:
         self._typical_s = 0.0
 
     def close(self) -> None:
-        """Close the queue's connections (the line stays in the database)."""
+        """Close the line's connections (the line stays in the database)."""
         self._db.close()
 
     def _key(self, owner: str) -> str:
         return f"{os.getpid()}.{_BOOT}:{owner}"
 
     def _live(self, now: float) -> sa.ColumnElement[bool]:
-        return heavy_line.c.beat_at > now - self.lease_s
+        return line_table.c.beat_at > now - self.lease_s
 
     def _rows(self, conn: Connection, now: float) -> list[sa.Row]:
-        """The live rows, first come first: the holder (if any), then the waiters in order.
+        """The live rows, first come first: the front (if taken), then the waiters in order.
         (At most MAX_WAITING + 1 live rows: scanning them beats any index.)"""
-        query = sa.select(heavy_line.c.owner, heavy_line.c.started_at).where(self._live(now))
-        query = query.order_by(heavy_line.c.started_at.is_(None), heavy_line.c.ticket)
+        query = sa.select(line_table.c.owner, line_table.c.started_at).where(self._live(now))
+        query = query.order_by(line_table.c.started_at.is_(None), line_table.c.ticket)
         return list(conn.execute(query))
 
     @staticmethod
     def _waiting(rows: list[sa.Row]) -> int:
-        """How many of the live rows wait (all but the holder)."""
+        """How many of the live rows wait (all but the front)."""
         return sum(row.started_at is None for row in rows)
 
     @staticmethod
@@ -118,36 +132,36 @@ class FairQueue:
         """A write transaction holding the line's lock, with dead owners' rows purged."""
         with self._db.write(lock=LINE_LOCK) as conn:
             now = time.time()
-            conn.execute(heavy_line.delete().where(heavy_line.c.beat_at <= now - self.lease_s))
+            conn.execute(line_table.delete().where(line_table.c.beat_at <= now - self.lease_s))
             yield conn
 
     def place(self, owner: str) -> int | None:
-        """0 while `owner` holds the slot, 1.. while waiting (1 = next), None otherwise."""
+        """0 while `owner` is at the front, 1.. while waiting (1 = next), None otherwise."""
         with self._db.read() as conn:
             return self._place(self._rows(conn, time.time()), self._key(owner))
 
     def waiting(self) -> int:
-        """How many owners are in line (not counting the holder), in every process."""
+        """How many owners are waiting (not counting the front), in every process."""
         with self._db.read() as conn:
             return self._waiting(self._rows(conn, time.time()))
 
     @contextlib.contextmanager
-    def turn(
+    def front(
         self, owner: str, *, on_wait: OnWait | None = None, max_wait_s: float = MAX_WAIT_S
     ) -> Iterator[None]:
-        """Hold the slot for the `with` body, after waiting for `owner`'s first-come turn.
+        """Wait in line, then stay at the front for the `with` body (the heavy work).
 
         `on_wait(place)` runs on joining the line, whenever the place changes and at least
         every `heartbeat_s`; if it raises, `owner` leaves the line and the exception
-        propagates. Raises BusyError if `owner` already holds or awaits a turn, if the line is
-        full, or if the wait would pass (or passes) `max_wait_s`.
+        propagates. Raises BusyError if `owner` is already in line or at the front, if the line
+        is full, or if the wait would pass (or passes) `max_wait_s`.
         """
         key = self._key(owner)
         try:
             self._enter(key, on_wait, max_wait_s)
         except sa.exc.OperationalError as err:  # the database is down or unreachable
             raise BusyError(
-                "The line for the benchmark slot is unavailable (its database did not answer); "
+                "The line for heavy work is unavailable (its database did not answer); "
                 "try again in a minute."
             ) from err
         start = time.monotonic()
@@ -168,7 +182,7 @@ class FairQueue:
                 raise
 
     def _join(self, key: str, max_wait_s: float) -> bool:
-        """Join the back of the line; True when the slot was free and is now `key`'s."""
+        """Join the back of the line; True when the line was empty and `key` is at the front."""
         with self._locked() as conn:
             now = time.time()
             rows = self._rows(conn, now)
@@ -177,18 +191,18 @@ class FairQueue:
             waiting = self._waiting(rows)
             if rows and waiting >= self.max_waiting:
                 raise BusyError(
-                    f"{waiting} visitors are already waiting for the benchmark slot; "
+                    f"{waiting} visitors are already waiting in line for heavy work; "
                     "try again in a minute."
                 )
             expected = (waiting + 1) * self._typical_s
             if rows and expected > max_wait_s:
                 raise BusyError(
-                    f"The line for the benchmark slot is about {seconds(expected)} long, over "
+                    f"The line for heavy work is about {seconds(expected)} long, over "
                     f"the {seconds(max_wait_s)} limit; try again in a minute."
                 )
-            last = conn.execute(sa.select(sa.func.max(heavy_line.c.ticket))).scalar() or 0
+            last = conn.execute(sa.select(sa.func.max(line_table.c.ticket))).scalar() or 0
             conn.execute(
-                heavy_line.insert().values(
+                line_table.insert().values(
                     ticket=last + 1,
                     owner=key,
                     joined_at=now,
@@ -207,13 +221,13 @@ class FairQueue:
                 rows = self._rows(conn, time.time())
             place = self._place(rows, key)
             if place is None:
-                raise BusyError("Your place in line for the benchmark slot lapsed; try again.")
-            if place == 1 and rows[0].started_at is None and self._claim(key):
+                raise BusyError("Your place in line for heavy work lapsed; try again.")
+            if place == 1 and rows[0].started_at is None and self._step_up(key):
                 return
             now = time.monotonic()
             if now >= deadline:
                 raise BusyError(
-                    f"Waited {seconds(max_wait_s)} without reaching the benchmark slot "
+                    f"Waited {seconds(max_wait_s)} without reaching the front of the line "
                     f"(still {ordinal(place)} in line); try again later."
                 )
             if now - beat_at >= self.beat_s:
@@ -224,16 +238,16 @@ class FairQueue:
                 shown, shown_at = place, time.monotonic()
             time.sleep(max(0.0, min(POLL_S, deadline - time.monotonic())))
 
-    def _claim(self, key: str) -> bool:
-        """Take the free slot if `key` is still first in line (checked under the lock)."""
+    def _step_up(self, key: str) -> bool:
+        """Move to the free front if `key` is still first in line (checked under the lock)."""
         with self._locked() as conn:
             now = time.time()
             rows = self._rows(conn, now)
             if not rows or rows[0].owner != key or rows[0].started_at is not None:
                 return False
             conn.execute(
-                heavy_line.update()
-                .where(heavy_line.c.owner == key)
+                line_table.update()
+                .where(line_table.c.owner == key)
                 .values(started_at=now, beat_at=now)
             )
             return True
@@ -241,12 +255,12 @@ class FairQueue:
     def _beat(self, key: str) -> None:
         with self._db.write() as conn:
             conn.execute(
-                heavy_line.update().where(heavy_line.c.owner == key).values(beat_at=time.time())
+                line_table.update().where(line_table.c.owner == key).values(beat_at=time.time())
             )
 
     @contextlib.contextmanager
     def _beating(self, key: str) -> Iterator[None]:
-        """Refresh the holder's row every `beat_s` from a thread while the body runs."""
+        """Refresh the front's row every `beat_s` from a thread while the body runs."""
         stop = threading.Event()
 
         def beat() -> None:
@@ -254,7 +268,7 @@ class FairQueue:
                 with contextlib.suppress(sa.exc.SQLAlchemyError):  # try again next beat
                     self._beat(key)
 
-        thread = threading.Thread(target=beat, name="lnlab-slot-beat", daemon=True)
+        thread = threading.Thread(target=beat, name="lnlab-line-beat", daemon=True)
         thread.start()
         try:
             yield
@@ -263,39 +277,39 @@ class FairQueue:
             thread.join()
 
     def _leave(self, key: str, held_s: float | None = None) -> None:
-        """Delete `key`'s row (the slot or the place in line); a hold updates the estimate."""
+        """Delete `key`'s row (at the front or in line); time at the front updates the estimate."""
         if held_s is not None:
             w = TYPICAL_WEIGHT
             self._typical_s = (
                 held_s if not self._typical_s else (1 - w) * self._typical_s + w * held_s
             )
         with self._db.write() as conn:
-            conn.execute(heavy_line.delete().where(heavy_line.c.owner == key))
+            conn.execute(line_table.delete().where(line_table.c.owner == key))
 
 
-_slot: FairQueue | None = None
-_slot_lock = threading.Lock()
+_line: HeavyWorkLine | None = None
+_line_lock = threading.Lock()
 
 
-def slot() -> FairQueue:
-    """The server's heavy-work slot, in the process-wide class store's database."""
-    global _slot
-    store = default_store()
-    with _slot_lock:
-        if _slot is None or _slot.store is not store:
-            if _slot is not None:
-                _slot.close()
-            _slot = FairQueue(store)
-        return _slot
+def line() -> HeavyWorkLine:
+    """The server's heavy-work line, in the app's database (lnlab.serving.database)."""
+    global _line
+    url = database_url()
+    with _line_lock:
+        if _line is None or _line.url != url:
+            if _line is not None:
+                _line.close()
+            _line = HeavyWorkLine(url)
+        return _line
 
 
-def turn(
+def front(
     owner: str, *, on_wait: OnWait | None = None, max_wait_s: float = MAX_WAIT_S
 ) -> contextlib.AbstractContextManager[None]:
-    """Wait for `owner`'s first-come turn at the server's heavy-work slot (FairQueue.turn)."""
-    return slot().turn(owner, on_wait=on_wait, max_wait_s=max_wait_s)
+    """Wait in the server's heavy-work line, then stay at the front (HeavyWorkLine.front)."""
+    return line().front(owner, on_wait=on_wait, max_wait_s=max_wait_s)
 
 
 def place(owner: str) -> int | None:
-    """`owner`'s place at the server's slot: 0 holding, 1.. waiting, None neither."""
-    return slot().place(owner)
+    """`owner`'s place in the server's line: 0 at the front, 1.. waiting, None neither."""
+    return line().place(owner)

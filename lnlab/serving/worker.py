@@ -198,5 +198,5 @@ class Worker:
 
 
 # The server's one process for heavy work: the GPU page's benchmark and the training lab's
-# runs take turns at one slot (lnlab.serving.heavy_work), so one process with torch serves both.
+# runs wait in one line (lnlab.serving.heavy_work), so one process with torch serves both.
 HEAVY = Worker()

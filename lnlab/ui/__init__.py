@@ -8,7 +8,7 @@ before any page can race another session to import them half-way.
 - `links`: the page's state in the URL;
 - `quiz`: predict, then reveal;
 - `lesson`: draws a lnlab.lessons Lesson, on the page or as slides;
-- `line`: the visitor's place in line for the server's heavy-work slot;
+- `line`: the visitor's place in the server's heavy-work line;
 - `classroom`: a live class, the teacher's panel on a slide and the student's device.
 """
 

@@ -1,7 +1,6 @@
-"""The visitor's place in line for the server's heavy-work slot (lnlab.serving.heavy_work), on
-screen.
+"""The visitor's place in the server's heavy-work line (lnlab.serving.heavy_work), on screen.
 
-Shared by the pages whose runs take the slot: the GPU page's benchmark, the training lab.
+Shared by the pages whose runs wait in that line: the GPU page's benchmark, the training lab.
 """
 
 from __future__ import annotations
@@ -18,12 +17,12 @@ _VISITOR = "_lnlab_visitor"
 
 
 def visitor() -> str:
-    """This session's owner name in the queue: random, kept in session state, nothing personal."""
+    """This session's owner name in the line: random, kept in session state, nothing personal."""
     return st.session_state.setdefault(_VISITOR, uuid.uuid4().hex)
 
 
 class Line:
-    """A box that shows the visitor's place while they wait: pass `on_wait` to the queue."""
+    """A box that shows the visitor's place while they wait: pass `on_wait` to the line."""
 
     def __init__(self) -> None:
         self._box = st.empty()

@@ -502,7 +502,7 @@ def test_extreme_scales(cfg, scale, eps):
 def test_numpy_blocks_and_float32_input_change_no_bit():
     """numpy goes through big inputs in cache-sized blocks; rows come out as they do alone."""
     features = 4096
-    rows = 2 * (lnlab.core.norms.BLOCK_ELEMENTS // features) + 5  # two full blocks and a part
+    rows = 2 * (lnlab.core.standardize.BLOCK_ELEMENTS // features) + 5  # two full blocks and a part
     rng = np.random.default_rng(3)
     x = rng.standard_normal((rows, features), dtype=np.float32)
     dy = rng.standard_normal((rows, features))

@@ -755,8 +755,8 @@ X24 = [[2.0, 4.0, 6.0, 8.0], [1.0, 1.0, 1.0, 5.0]]
 PADDED = np.zeros((2, 3, 4))
 
 BAD_CALLS = {
-    "row past the end": lambda: lnlab.layer_norm_trace(X24, row=2),
-    "negative row": lambda: lnlab.layer_norm_trace(X24, row=-1),
+    "row past the end": lambda: lnlab.layer_norm_trace(X24).group("x", 2),
+    "negative row": lambda: lnlab.layer_norm_trace(X24).group("x", -1),
     "gamma too short": lambda: lnlab.layer_norm(X24, gamma=[1.0, 2.0, 3.0]),
     "gamma one per token": lambda: lnlab.layer_norm(X24, gamma=[[1.0], [2.0]]),
     "beta too long": lambda: lnlab.layer_norm_trace(X24, beta=np.zeros(5)),

@@ -27,8 +27,7 @@ from lnlab.core.errors import BusyError as BusyError  # re-exported: the pages c
 from lnlab.core.errors import InputError
 from lnlab.core.numbers import DEFAULT_EPS
 from lnlab.labs.gpu.traffic import copy_bytes, fused_bytes, step_bytes
-from lnlab.serving import heavy_work as fair_queue
-from lnlab.serving import worker
+from lnlab.serving import heavy_work, worker
 
 MAX_ELEMENTS = {"cpu": 2 * 2**20, "gpu": 8 * 2**20}  # numel caps: one visitor, bounded memory
 MAX_ROWS = 2**16  # batch x sequence: many tiny rows cost per-row overhead, not bandwidth
@@ -272,10 +271,10 @@ def run_scale_up(
     owner: str | None = None,
     on_wait: Callable[[int], None] | None = None,
     deadline_s: float = DEADLINE_S,
-    max_wait_s: float = fair_queue.MAX_WAIT_S,
+    max_wait_s: float = heavy_work.MAX_WAIT_S,
 ) -> ScaleUp:
-    """The page's benchmark: checked sizes, `owner`'s first-come turn at the server's one
-    heavy-work slot (on_wait(place) while in line), then timed_run in the worker process.
+    """The page's benchmark: checked sizes, `owner`'s wait in the server's heavy-work line
+    (on_wait(place) meanwhile), then timed_run in the worker process at the front.
 
     Raises InputError for a bad size or dtype, for a run stopped STOP_GRACE_S past its
     deadline or a worker that died (the next run starts a new one); BusyError when refused a
@@ -286,7 +285,7 @@ def run_scale_up(
     if dtype not in bk.supported_dtypes(resolved):
         raise InputError(f"{dtype} is not supported on {resolved}")
     job = ((batch, seq, features), resolved, dtype, deadline_s)
-    with fair_queue.turn(owner or uuid.uuid4().hex, on_wait=on_wait, max_wait_s=max_wait_s):
+    with heavy_work.front(owner or uuid.uuid4().hex, on_wait=on_wait, max_wait_s=max_wait_s):
         try:
             return _WORKER.call(timed_run, *job, timeout_s=deadline_s + STOP_GRACE_S)
         except worker.Unavailable as err:

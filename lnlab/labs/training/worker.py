@@ -2,14 +2,14 @@
 
 A run takes seconds of CPU; in the server's process it would hold the GIL and stall every
 visitor. So runs go to the server's heavy-work process (lnlab.serving.worker.HEAVY, which the GPU
-benchmark uses too: the two take turns at one slot), and the server's thread only waits,
+benchmark uses too: the two wait in one line), and the server's thread only waits,
 passing on the progress the run reports.
 
 Thirty students opening the teacher's link cost one run: finished results are cached per
 configuration (bounded, shared by every session), and a visitor asking for a configuration
 that is already training follows that run's progress instead of queueing another. A run
-waits for its first-come turn at the server's one heavy-work slot (lnlab.serving.heavy_work, shared
-with the GPU benchmark) and is stopped past TIME_CAP_S.
+waits in the server's heavy-work line (lnlab.serving.heavy_work, shared with the GPU benchmark)
+and is stopped past TIME_CAP_S.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from lnlab.core.errors import InputError
 from lnlab.labs.training.config import TrainConfig
 from lnlab.labs.training.run import LabResult, run_lab
-from lnlab.serving import heavy_work as fair_queue
-from lnlab.serving import worker
+from lnlab.serving import heavy_work, worker
 
 TIME_CAP_S = 90.0
 CACHE_SIZE = 32
@@ -87,7 +86,7 @@ class Lab:
         """`config`'s result: cached, followed from a run in progress, or run now.
 
         Raises InputError when the run fails, and BusyError (an InputError) when the
-        server's heavy-work slot cannot be had.
+        server's heavy-work line refuses it.
         """
         report = on_progress or (lambda done, total, seconds: None)
         with self._lock:
@@ -109,7 +108,7 @@ class Lab:
                 flight.progress = (done, total, seconds)
                 report(done, total, seconds)
 
-            with fair_queue.turn(owner, on_wait=on_wait):  # fair_queue.MAX_WAIT_S in line, at most
+            with heavy_work.front(owner, on_wait=on_wait):  # heavy_work.MAX_WAIT_S in line, at most
                 self.runs_started += 1
                 start = time.monotonic()
                 try:

@@ -15,12 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import ROOT, benchmark_slot_held, downloaded, html_tables, page_test, record_downloads
+from helpers import ROOT, downloaded, front_of_line_held, html_tables, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
 
 from lnlab.labs.gpu import benchmark
-from lnlab.serving import heavy_work as fair_queue
-from lnlab.serving import worker
+from lnlab.serving import heavy_work, worker
 
 PAGE = str(ROOT / "pages" / "gpu.py")
 HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
@@ -182,26 +181,26 @@ def _small_run_ready(visitor: str) -> AppTest:
 
 
 def test_a_visitor_waits_their_turn_and_is_told_their_place():
-    """Another visitor holds the slot and a third is in line: this one is 2nd, waits for both,
+    """Another visitor is at the front and a third is in line: this one is 2nd, waits for both,
     then sees the timings and how long it waited."""
     at = _small_run_ready("page visitor")
     held = threading.Event()
 
     def hold_until_the_page_waits() -> None:
-        with fair_queue.turn("holder"):
+        with heavy_work.front("holder"):
             held.set()
-            while fair_queue.place("page visitor") != 2:
+            while heavy_work.place("page visitor") != 2:
                 time.sleep(0.01)
 
     def third_in_line() -> None:
-        with fair_queue.turn("third"):
+        with heavy_work.front("third"):
             pass
 
     others = [threading.Thread(target=f) for f in (hold_until_the_page_waits, third_in_line)]
     others[0].start()
     assert held.wait(10)
     others[1].start()
-    while fair_queue.place("third") != 1:
+    while heavy_work.place("third") != 1:
         time.sleep(0.01)
     at.button(key="gpu_run").click().run()
     for thread in others:
@@ -218,14 +217,14 @@ def test_a_visitor_waits_their_turn_and_is_told_their_place():
     ("setup", "message"),
     [
         ("own", "Your previous run is still running or waiting; wait for it."),
-        ("long", "The line for the benchmark slot is about 100 s long, over the 60 s limit"),
+        ("long", "The line for heavy work is about 100 s long, over the 60 s limit"),
         ("died", "The benchmark did not finish: the worker process ended (exit code -9). The"),
     ],
 )
 def test_a_refused_run_says_why(monkeypatch, setup, message):
     at = _small_run_ready("page visitor")
     if setup == "long":  # the last runs took 100 s each: waiting behind one would pass 60 s
-        monkeypatch.setattr(fair_queue.slot(), "_typical_s", 100.0)
+        monkeypatch.setattr(heavy_work.line(), "_typical_s", 100.0)
     if setup == "died":
 
         def died(*args, **kwargs):
@@ -233,7 +232,7 @@ def test_a_refused_run_says_why(monkeypatch, setup, message):
 
         monkeypatch.setattr(benchmark._WORKER, "call", died)
     holder = "page visitor" if setup == "own" else "another visitor"
-    with benchmark_slot_held(holder) if setup != "died" else contextlib.nullcontext():
+    with front_of_line_held(holder) if setup != "died" else contextlib.nullcontext():
         at.button(key="gpu_run").click().run()
     assert not at.exception
     assert at.warning[0].value.replace("\\", "").startswith(message)  # unescape plain()

@@ -1,5 +1,5 @@
 """lnlab.labs.gpu.parity, lnlab.labs.gpu.traffic and lnlab.labs.gpu.benchmark: parity with float64,
-byte counts, size caps, the benchmark slot, timings."""
+byte counts, size caps, the heavy-work line, timings."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import benchmark_slot_held
+from helpers import front_of_line_held
 
 from lnlab.core.errors import InputError
 from lnlab.labs.gpu import benchmark, parity, plots, traffic
-from lnlab.serving import heavy_work as fair_queue
+from lnlab.serving import heavy_work
 from lnlab.teach.presets import token_preset
 
 HELLO = token_preset("hello").x
@@ -135,7 +135,7 @@ def test_step_by_step_equals_fused_layer_norm_in_float32():
     assert not torch.equal(steps, x)
 
 
-# ---------------------------------------------------------------- caps and the slot
+# ---------------------------------------------------------------- caps and the line
 
 
 def test_size_caps():
@@ -159,7 +159,7 @@ def test_size_caps():
 def test_a_run_waits_its_turn_and_gives_up_past_its_longest_wait():
     # refused at once if the last runs' length says so, else after waiting 0.05 s
     with (
-        benchmark_slot_held(),
+        front_of_line_held(),
         pytest.raises(benchmark.BusyError, match=r"0\.05 s limit|Waited 0\.05 s .*1st in line"),
     ):
         benchmark.run_scale_up(1, 4, 8, "cpu", deadline_s=0.01, max_wait_s=0.05)
@@ -184,15 +184,15 @@ def test_scale_up_on_tiny_sizes_times_everything_on_one_thread():
     assert all(r["median time (ms)"] > 0 for r in rows)
 
 
-def test_the_slot_is_released_after_a_failed_run(monkeypatch):
+def test_a_failed_run_leaves_the_front_of_the_line(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("kernel failed")
 
     monkeypatch.setattr(benchmark._WORKER, "call", boom)
     with pytest.raises(RuntimeError):
         benchmark.run_scale_up(1, 4, 8, "cpu", owner="failing")
-    assert fair_queue.place("failing") is None
-    with fair_queue.turn("next", max_wait_s=0):  # free at once
+    assert heavy_work.place("failing") is None
+    with heavy_work.front("next", max_wait_s=0):  # free at once
         pass
 
 

@@ -17,7 +17,7 @@ import time
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import benchmark_slot_held, needs_cuda, validated
+from helpers import front_of_line_held, needs_cuda, validated
 
 from lnlab.classroom.asking import live_question
 from lnlab.core.backend import cpu_threads
@@ -284,7 +284,7 @@ def test_thirty_visitors_cost_one_run(tiny_lab) -> None:
 
 
 def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
-    """While another visitor's run holds the slot, a visitor waits first in line; the same
+    """While another visitor's run is at the front, a visitor waits first in line; the same
     visitor asking again meanwhile is refused with a message."""
     lab = Lab(_SlowWorker(tiny_lab))  # type: ignore[arg-type]
     places = []
@@ -293,13 +293,13 @@ def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
         places.append(place)
         raise KeyboardInterrupt  # the visitor leaves the line
 
-    with benchmark_slot_held("teacher"):
+    with front_of_line_held("teacher"):
         with pytest.raises(KeyboardInterrupt):
             lab.train(TINY, "student", on_wait=leave)
         with pytest.raises(BusyError):
             lab.train(TINY, "teacher")
     assert places == [1]
-    assert lab.train(TINY, "student") is tiny_lab  # the slot is free again
+    assert lab.train(TINY, "student") is tiny_lab  # the line is empty again
 
 
 class _StoppedWorker:

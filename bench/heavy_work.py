@@ -1,10 +1,11 @@
 """What the database-backed heavy-work line (lnlab.serving.heavy_work) costs.
 
-Run: `.venv/bin/python -m bench.fair_queue`. For SQLite (a file) and PostgreSQL (a throwaway
-cluster, fsync on), it times: taking and releasing the free slot (`with queue.turn(...)`: one
-locked join that inserts the row, one delete, and the holder's beat thread); one poll (what a
-waiter reads every POLL_S, the same query as `place`); and the hand-off, from the holder's
-release to the next waiter (another thread) holding the slot, which is bounded by POLL_S.
+Run: `.venv/bin/python -m bench.heavy_work`. For SQLite (a file) and PostgreSQL (a throwaway
+cluster, fsync on), it times: reaching and leaving the front of an empty line (`with
+line.front(...)`: one locked join that inserts the row, one delete, and the front's beat
+thread); one poll (what a waiter reads every POLL_S, the same query as `place`); and the
+hand-off, from the front leaving to the next waiter (another thread) reaching it, which is
+bounded by POLL_S.
 Each also gets this process's CPU time. The floor is bench.classroom's: one 1-row INSERT
 commit on the same database, same run.
 """
@@ -18,8 +19,7 @@ import time
 
 from bench.classroom import databases, floor, percentile
 from bench.report import load_average, record
-from lnlab.classroom.store import ClassStore
-from lnlab.serving.heavy_work import POLL_S, FairQueue
+from lnlab.serving.heavy_work import POLL_S, HeavyWorkLine
 
 TAKES = 200
 POLLS = 500
@@ -41,25 +41,25 @@ def timed(action, times: int) -> tuple[list[float], float]:
     return spent, (time.process_time() - cpu) / times
 
 
-def take_free_slot(queue: FairQueue) -> None:
-    with queue.turn("bench"):
+def front_of_empty_line(line: HeavyWorkLine) -> None:
+    with line.front("bench"):
         pass
 
 
-def handoffs(queue: FairQueue) -> list[float]:
-    """Seconds from the holder's release to the waiting thread's holding the slot."""
+def handoffs(line: HeavyWorkLine) -> list[float]:
+    """Seconds from the front leaving to the waiting thread's reaching it."""
     spent: list[float] = []
     released_at = [0.0]
 
     def wait() -> None:
-        with queue.turn("waiter"):
+        with line.front("waiter"):
             spent.append(time.perf_counter() - released_at[0])
 
     for _ in range(HANDOFFS):
-        with queue.turn("holder"):
+        with line.front("front"):
             thread = threading.Thread(target=wait)
             thread.start()
-            while queue.place("waiter") != 1:
+            while line.place("waiter") != 1:
                 time.sleep(0.01)
             time.sleep(random.uniform(0, POLL_S))  # release at a random moment of its poll
             released_at[0] = time.perf_counter()
@@ -73,7 +73,7 @@ def main() -> None:
         [
             "database",
             "floor: 1-row INSERT commit (ms)",
-            "take + release a free slot p50 / p95 (ms)",
+            "reach + leave the front of an empty line p50 / p95 (ms)",
             "its CPU (ms)",
             "one poll p50 / p95 (ms)",
             "its CPU (ms)",
@@ -83,13 +83,12 @@ def main() -> None:
     with databases() as found:
         for name, url in found:
             commit_ms = 1000 / floor(url)
-            store = ClassStore(url)
+            line = HeavyWorkLine(url)
             try:
-                queue = FairQueue(store)
-                take_free_slot(queue)  # warm the pool
-                takes, take_cpu = timed(lambda q=queue: take_free_slot(q), TAKES)
-                with queue.turn("holder"):
-                    polls, poll_cpu = timed(lambda q=queue: q.place("nobody"), POLLS)
+                front_of_empty_line(line)  # warm the pool
+                takes, take_cpu = timed(lambda q=line: front_of_empty_line(q), TAKES)
+                with line.front("front"):
+                    polls, poll_cpu = timed(lambda q=line: q.place("nobody"), POLLS)
                 rows.append(
                     [
                         name,
@@ -98,19 +97,19 @@ def main() -> None:
                         f"{1000 * take_cpu:.2f}",
                         ms(polls),
                         f"{1000 * poll_cpu:.2f}",
-                        ms(handoffs(queue)),
+                        ms(handoffs(line)),
                     ]
                 )
             finally:
-                store.close()
+                line.close()
     load_after = os.getloadavg()
     record(
-        "fair_queue",
+        "heavy_work",
         "The heavy-work line in the database: overhead",
         rows,
         notes=(
-            f"{TAKES} takes, {POLLS} polls (with one holder in the line), {HANDOFFS} hand-offs; "
-            f"waiters poll every {POLL_S:.1f} s and the holder releases at a random moment, so "
+            f"{TAKES} takes, {POLLS} polls (with one visitor at the front), {HANDOFFS} hand-offs; "
+            f"waiters poll every {POLL_S:.1f} s and the front leaves at a random moment, so "
             "a hand-off waits half of that on average. CPU is this process's (PostgreSQL's "
             "server work is not in it). "
             f"{load_average(load_before, load_after)} shared with other work, so "
