@@ -3,13 +3,14 @@
 from pathlib import Path
 
 import torch
+from helpers import ROOT
 from streamlit.testing.v1 import AppTest
 
 from lnlab.ui import PAGES
 
 
 def home() -> AppTest:
-    return AppTest.from_file("../app.py", default_timeout=60).run()
+    return AppTest.from_file(ROOT / "app.py", default_timeout=60).run()
 
 
 def test_home_loads_with_steps_and_links():
@@ -42,7 +43,7 @@ def test_every_page_opens():
 
 
 def test_presenter_mode_from_the_url_and_back():
-    at = AppTest.from_file("../app.py", default_timeout=60)
+    at = AppTest.from_file(ROOT / "app.py", default_timeout=60)
     at.query_params["present"] = "1"
     at.run()
     assert at.session_state["present"] is True
