@@ -29,20 +29,20 @@ ss = st.session_state
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _lab(inputs: tuple) -> pad.PaddingLab:
-    """pad.padding_lab(*inputs): shared by every session, never mutated."""
-    return pad.padding_lab(*inputs)
+def _lab(inputs: pad.LabInputs) -> pad.PaddingLab:
+    """The lab of the inputs: shared by every session, never mutated."""
+    return inputs.lab()
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _slides(inputs: tuple, view: slides.View) -> slides.Lesson:
+def _slides(inputs: pad.LabInputs, view: slides.View) -> slides.Lesson:
     return slides.slides(_lab(inputs), view)
 
 
 # ---------------------------------------------------------------- reading the state
 
 
-def _state() -> tuple[tuple, slides.View]:
+def _state() -> tuple[pad.LabInputs, slides.View]:
     return state.lab_and_view(ss)
 
 
@@ -181,7 +181,7 @@ def _calculator_control() -> None:
 
 
 def _who_else_control() -> None:
-    sentences = ss.pad_page_inputs[0]
+    sentences = ss.pad_page_inputs.sentences
     if len(sentences) < 2:
         return
     if ss.pad_focus not in range(len(sentences)):
@@ -232,7 +232,7 @@ sentences = _sentences() if ui.presenting() else _inputs()
 eps, beta = ui.last_good(
     "pad_good_settings", lambda: pad.checked_settings(ss.pad_eps, ss.pad_beta), (DEFAULT_EPS, 0.0)
 )
-ss.pad_page_inputs = (sentences, tuple(ss.pad_overrides.items()), eps, beta)
+ss.pad_page_inputs = state.PageInputs(sentences, tuple(ss.pad_overrides.items()), eps, beta)
 ui.lesson_view(
     lambda: _slides(*_state()),
     page=PAGE,

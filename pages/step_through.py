@@ -74,25 +74,25 @@ def _embeddings(text: str) -> np.ndarray:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _lesson(inputs: tuple) -> tk.TokenLesson:
-    """tk.token_lesson(*inputs): (x, labels, token, eps, gamma, beta). Shared, never mutated."""
-    return tk.token_lesson(*inputs)
+def _lesson(inputs: tk.TokenInputs) -> tk.TokenLesson:
+    """The lesson of the page's inputs: shared by every session, never mutated."""
+    return inputs.lesson()
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _slides(inputs: tuple, dy: np.ndarray) -> slides.Lesson:
+def _slides(inputs: tk.TokenInputs, dy: np.ndarray) -> slides.Lesson:
     return slides.slides(_lesson(inputs), dy)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _exports(inputs: tuple) -> Exports:
+def _exports(inputs: tk.TokenInputs) -> Exports:
     return tk.exports(_lesson(inputs))
 
 
 # ---------------------------------------------------------------- the inputs
 
 
-def _inputs() -> tuple:
+def _inputs() -> tk.TokenInputs:
     """The preset, the embeddings (text and grid), labels, token, ε, γ and β; any box's
     error shows under the text boxes. Returns what _read() makes of them."""
     presets = (*TOKEN_PRESETS, CUSTOM_PRESET)
@@ -112,7 +112,7 @@ def _inputs() -> tuple:
             persist_state=KEEP,
         )
     inputs = _read()
-    x, labels = inputs[0], inputs[1]
+    x, labels = inputs.x, inputs.labels
     with grid_col:
         ss.st_grid_base = (x, labels)
         ui.data_editor(
@@ -155,9 +155,9 @@ def _inputs() -> tuple:
     return inputs
 
 
-def _read() -> tuple:
-    """(x, labels, token, eps, gamma, beta): every box's last valid value; a box with an
-    error keeps its last good value and the page says what is wrong."""
+def _read() -> tk.TokenInputs:
+    """Every box's last valid value; a box with an error keeps its last good value and the
+    page says what is wrong."""
     x = ui.last_good(
         "st_good_x", lambda: _embeddings(ss.st_text), token_preset(state.DEFAULT_PRESET).x
     )
@@ -171,7 +171,7 @@ def _read() -> tuple:
     gamma = gamma if gamma is not None and gamma.shape == (d,) else np.ones(d)
     beta = beta if beta is not None and beta.shape == (d,) else np.zeros(d)
     token = ss.st_token if ss.st_token in range(n) else 0
-    return (x, tuple(labels), token, float(ss.st_eps), gamma, beta)
+    return tk.TokenInputs(x, tuple(labels), token, float(ss.st_eps), gamma, beta)
 
 
 # ---------------------------------------------------------------- what the lesson adds
@@ -192,7 +192,7 @@ def _undo_button() -> None:
 
 def _dy_box() -> None:
     """The backward slides' dy: a change reruns the page, which reads it (state.read_dy)."""
-    d = ss.st_inputs[0].shape[1]
+    d = ss.st_inputs.x.shape[1]
     st.text_input(
         "dy: one value per feature, or one for all (blank: the default)",
         key="st_dy",
@@ -220,7 +220,7 @@ if not ui.presenting():
     ss.st_inputs = _inputs()
 else:
     ss.st_inputs = _read()
-dy = state.read_dy(ss, ss.st_inputs[0].shape[1])
+dy = state.read_dy(ss, ss.st_inputs.x.shape[1])
 ss.st_slides = _slides(ss.st_inputs, dy)  # a click reruns the lesson alone: nothing to rehash
 ui.lesson_view(
     lambda: ss.st_slides,

@@ -373,6 +373,24 @@ def _norms(x: np.ndarray, mask: np.ndarray, eps: float, beta: float) -> Norms:
     )
 
 
+@dataclass(frozen=True)
+class LabInputs:
+    """What a PaddingLab is built from (padding_lab's arguments), as the page reads them from
+    its state: hashable, so the page caches one lab per distinct inputs."""
+
+    sentences: Sentences
+    preset_key: str
+    overrides: Overrides = ()
+    eps: float = DEFAULT_EPS
+    beta: float = 0.0
+    focus: int = 0
+    other: int = 1
+    replacement: tuple[str, ...] = _DEFAULT_REPLACEMENT_WORDS
+
+    def lab(self) -> PaddingLab:
+        return padding_lab(**vars(self))
+
+
 def padding_lab(
     sentences: Sentences,
     preset_key: str,

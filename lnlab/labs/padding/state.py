@@ -2,14 +2,15 @@
 and the lab's inputs and the sections' choices read back from it.
 
 Plain functions of a mutable mapping (the page passes st.session_state), tested without
-Streamlit. `pad_page_inputs` holds the page's last valid (sentences, edited embeddings,
-epsilon, beta); a section's widget that holds bad input leaves its last good value under its
-`pad_good_*` key (ui.last_good), which the lesson is built from meanwhile.
+Streamlit. `pad_page_inputs` holds the page's last valid PageInputs; a section's widget that
+holds bad input leaves its last good value under its `pad_good_*` key (ui.last_good), which the
+lesson is built from meanwhile.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from lnlab.core.errors import InputError
@@ -19,6 +20,16 @@ from lnlab.labs.padding.lesson import DEFAULT_COUNT, View
 from lnlab.teach.presets import BATCH_PRESETS, batch_preset
 
 State = MutableMapping[str, Any]
+
+
+@dataclass(frozen=True)
+class PageInputs:
+    """The inputs above the lesson, each its last valid value."""
+
+    sentences: pad.Sentences
+    overrides: pad.Overrides  # the edited embeddings
+    eps: float
+    beta: float
 
 
 def load_preset(state: State) -> None:
@@ -53,10 +64,11 @@ def steps(state: State) -> int:
     return value
 
 
-def lab_and_view(state: State) -> tuple[tuple, View]:
-    """The lab's inputs (pad.padding_lab's arguments) and the sections' choices, from state
-    alone: ui.lesson_view rebuilds the lesson with them on every rerun of a section."""
-    sentences, overrides, eps, beta = state["pad_page_inputs"]
+def lab_and_view(state: State) -> tuple[pad.LabInputs, View]:
+    """The lab's inputs and the sections' choices, from state alone: ui.lesson_view rebuilds
+    the lesson with them on every rerun of a section."""
+    page: PageInputs = state["pad_page_inputs"]
+    sentences = page.sentences
     focus = state["pad_focus"] if state["pad_focus"] in range(len(sentences)) else 0
     others = [b for b in range(len(sentences)) if b != focus] or [0]
     other = state["pad_other"] if state["pad_other"] in others else others[0]
@@ -64,7 +76,16 @@ def lab_and_view(state: State) -> tuple[tuple, View]:
         state, "pad_good_other_text", lambda: pad.parse_sentence(state["pad_other_text"]), ()
     )
     replacement = words or tuple(pad.DEFAULT_REPLACEMENT.split())
-    inputs = (sentences, state["pad_preset"], overrides, eps, beta, focus, other, replacement)
+    inputs = pad.LabInputs(
+        sentences,
+        state["pad_preset"],
+        page.overrides,
+        page.eps,
+        page.beta,
+        focus,
+        other,
+        replacement,
+    )
     rows = len(sentences) * max(len(s) for s in sentences)
     token = state["pad_pick"] == pad.PICK_TOKEN
     index = state["pad_token"] if token else state["pad_feature"]

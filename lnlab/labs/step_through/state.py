@@ -4,8 +4,8 @@ the grid changes, the defaults a link leaves unset, and the link's fields.
 Plain functions of a mutable mapping (the page passes st.session_state), so they are tested
 without Streamlit. Keys: st_preset, st_text, st_labels, st_token, st_eps, st_gamma, st_beta,
 st_dy (the backward slides' upstream gradient, blank for the default), st_step (the section
-shown), st_quiz; st_inputs holds the last valid (x, labels, token, eps, gamma, beta) the page
-read from them, st_good_dy the last valid dy (None: the default) and st_dy_error what is wrong
+shown), st_quiz; st_inputs holds the TokenInputs the page last read from them (each box's
+last valid value), st_good_dy the last valid dy (None: the default) and st_dy_error what is wrong
 with the dy box.
 """
 
@@ -128,15 +128,15 @@ def link_fields(state: Mapping[str, Any]) -> tuple[Field, ...]:
 
     def shown(name: str) -> Callable[[Any], Any]:
         def value(_box: Any) -> Any:
-            x, labels, _, _, gamma, beta = state["st_inputs"]
-            v = {"x": x, "labels": grid.labels_text(labels), "gamma": gamma, "beta": beta}[name]
+            inputs = state["st_inputs"]
+            v = grid.labels_text(inputs.labels) if name == "labels" else getattr(inputs, name)
             return v[:1] if name in ("gamma", "beta") and np.all(v == v[0]) else v
 
         return value
 
     def shown_dy(_box: Any) -> np.ndarray | None:
         """The dy on the slides, or None (left out of the link) for the default."""
-        good, d = state.get("st_good_dy"), state["st_inputs"][0].shape[1]
+        good, d = state.get("st_good_dy"), state["st_inputs"].x.shape[1]
         if good is None or good.shape != (d,):
             return None
         return good[:1] if np.all(good == good[0]) else good

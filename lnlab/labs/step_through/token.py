@@ -120,6 +120,22 @@ class TokenLesson:
         return float(np.max(np.abs(self.y - self.x)))
 
 
+@dataclass(frozen=True, eq=False)
+class TokenInputs:
+    """The page's inputs, each box's last valid value: what the lesson is built from, the
+    link writes and the exports describe. (eq=False: arrays do not compare as one bool.)"""
+
+    x: np.ndarray  # (tokens, features)
+    labels: tuple[str, ...]
+    token: int  # 0-based
+    eps: float
+    gamma: np.ndarray  # (features,)
+    beta: np.ndarray  # (features,)
+
+    def lesson(self) -> TokenLesson:
+        return token_lesson(**vars(self))
+
+
 def token_lesson(
     x: np.ndarray,
     labels: Sequence[str],
@@ -140,17 +156,14 @@ def token_lesson(
         raise InputError(f"{len(labels)} labels for {x.shape[0]} tokens")
     trace = layer_norm_trace(x, gamma, beta, eps)  # checks eps, gamma, beta
     steps = written_steps(trace, token)  # checks the token
-    d = x.shape[1]
-    g = np.broadcast_to(np.asarray(gamma, dtype=np.float64), (d,)).copy()
-    b = np.broadcast_to(np.asarray(beta, dtype=np.float64), (d,)).copy()
     return TokenLesson(
         trace=trace,
         steps=steps,
         labels=tuple(labels),
         token=token,
         eps=float(eps),
-        gamma=g,
-        beta=b,
+        gamma=trace.gamma,
+        beta=trace.beta,
         check=_check(trace.x_hat[token], float(trace.var[token, 0]), float(eps), x[token]),
         undo_gamma=float(trace.std[token, 0]),
         undo_beta=float(trace.mean[token, 0]),

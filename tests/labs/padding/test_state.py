@@ -12,7 +12,7 @@ def fresh() -> dict:
     s: dict = {}
     state.set_defaults(s)
     sentences = pad.parse_sentences(s["pad_sentences"])
-    s["pad_page_inputs"] = (sentences, (), 1e-5, 0.0)
+    s["pad_page_inputs"] = state.PageInputs(sentences, (), 1e-5, 0.0)
     return s
 
 
@@ -30,7 +30,8 @@ def test_choices_out_of_range_fall_back_and_bad_inputs_keep_the_last_good():
     s.update(pad_focus=7, pad_other=9, pad_pick=pad.PICK_TOKEN, pad_token=99, pad_steps=0)
     s["pad_batch"] = 0  # no batch of 0 sentences
     inputs, view = state.lab_and_view(s)
-    assert inputs[5:7] == (0, 1)  # focus on sentence 1, the other one is sentence 2
+    # focus on sentence 1, the other one is sentence 2
+    assert (inputs.focus, inputs.other) == (0, 1)
     assert view.index == 0 and view.count == DEFAULT_COUNT
     assert view.steps == pad.DEFAULT_STEPS
     s["pad_good_steps"] = 30

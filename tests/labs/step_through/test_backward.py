@@ -20,7 +20,7 @@ from helpers import metric_value as metric
 from lnlab.core.errors import InputError
 from lnlab.labs.step_through import backward, state
 from lnlab.labs.step_through import lesson as st_slides
-from lnlab.labs.step_through.token import token_lesson
+from lnlab.labs.step_through.token import TokenInputs, token_lesson
 from lnlab.teach.lesson import Metric, Section, Table
 
 from .test_teaching import (
@@ -178,7 +178,8 @@ def test_read_dy_keeps_the_last_good_value():
 
 
 def test_the_dy_link_field_travels_the_dy_on_the_slides():
-    s = {"st_dy": "", "st_inputs": (np.zeros((1, 4)), ("t",), 0, 1e-5, np.ones(4), np.zeros(4))}
+    inputs = TokenInputs(np.zeros((1, 4)), ("t",), 0, 1e-5, np.ones(4), np.zeros(4))
+    s = {"st_dy": "", "st_inputs": inputs}
     state.read_dy(s, 4)
     field = next(f for f in state.link_fields(s) if f.param.name == "dy")
     assert field.from_widget("") is None  # the default stays out of the link

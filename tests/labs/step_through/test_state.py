@@ -4,6 +4,7 @@ import numpy as np
 
 from lnlab.core.parse import parse_embeddings
 from lnlab.labs.step_through import state
+from lnlab.labs.step_through.token import TokenInputs
 from lnlab.teach.presets import CUSTOM
 
 
@@ -54,7 +55,9 @@ def test_a_grid_edit_rewrites_the_text_and_leaves_the_preset():
 
 def test_link_fields_travel_what_the_page_shows():
     s = fresh()
-    s["st_inputs"] = (np.array([[1.0, 2.0]]), ("a",), 0, 1e-5, np.ones(2), np.array([0.0, 1.0]))
+    s["st_inputs"] = TokenInputs(
+        np.array([[1.0, 2.0]]), ("a",), 0, 1e-5, np.ones(2), np.array([0.0, 1.0])
+    )
     fields = {f.param.name: f for f in state.link_fields(s)}
     assert fields["gamma"].from_widget("junk").tolist() == [1.0]  # one value for all
     assert fields["beta"].from_widget("junk").tolist() == [0.0, 1.0]
