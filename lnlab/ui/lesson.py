@@ -9,6 +9,7 @@ changes the lesson is seen at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from functools import partial
 
 import pandas as pd
@@ -18,7 +19,7 @@ import streamlit as st
 from lnlab.core.numbers import exact, fmt
 from lnlab.teach.export import Exports
 from lnlab.teach.figures import figure as plain_figure
-from lnlab.teach.lesson import Lesson, Metric, Section, Table
+from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
 from lnlab.ui.classroom import awaiting_reveal, teacher_panel, teaching
 from lnlab.ui.inputs import KEEP
@@ -130,40 +131,72 @@ def show_section(
     st.subheader(f"{number}. {section.title}")
     for callout in section.callouts:
         getattr(st, callout.kind)(callout.text)
-    fig = section.figure if section.figure and (section.figure.on_slide or not slide) else None
-    if fig is not None:
-        text_col, fig_col = st.columns([1, 1], gap="medium")
-    else:
-        text_col, fig_col = st.container(), None
+    fig = _figure(section, slide)
+    text_col, fig_col = st.columns([1, 1], gap="medium") if fig else (st.container(), None)
     with text_col:
-        if section.explanation:
-            st.markdown(section.explanation)
-        if control is not None:
-            control()
-        for latex in section.formulas:
-            formula(latex)
-        revealed = not (quiz and section.question is not None) or ask(
-            section.question, typed=not slide
-        )
-        if not revealed and not slide:  # on a slide the question box says as much
-            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
-        elif revealed and held:
-            st.info(
-                "The class is answering: the result shows after Reveal.", icon=":material/lock:"
-            )
-        elif revealed:
-            if section.finding:
-                st.markdown(section.finding)
-            for latex in section.worked:
-                formula(latex)
-            _numbers(section, slide)
+        _setting(section, control)
+        shown = _result(section, answered=_answered(section, quiz, slide), held=held, slide=slide)
         if live is not None:
             live()
-    if not revealed or held:
-        return
-    if fig_col is not None:
+    if shown:
+        _beside_and_below(section, fig, fig_col, key=place or section.key, slide=slide)
+
+
+def _figure(section: Section, slide: bool) -> Figure | None:
+    """The section's figure, unless it is kept off slides and this is one."""
+    fig = section.figure
+    return fig if fig is not None and (fig.on_slide or not slide) else None
+
+
+def _setting(section: Section, control: Control | None) -> None:
+    """What comes before the question: the explanation, the page's widgets, the formulas."""
+    if section.explanation:
+        st.markdown(section.explanation)
+    if control is not None:
+        control()
+    for latex in section.formulas:
+        formula(latex)
+
+
+def _answered(section: Section, quiz: bool, slide: bool) -> bool:
+    """Whether the section's result may show: it asks nothing (or predictions are off), or
+    its question is answered (asked here; a slide's question box takes no typed answer)."""
+    if not quiz or section.question is None:
+        return True
+    return ask(section.question, typed=not slide)
+
+
+def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> bool:
+    """The finding, worked formulas and numbers once answered, unless a live class holds them;
+    otherwise what unlocks them. True when the result is shown."""
+    if not answered:
+        if not slide:  # on a slide the question box says as much
+            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+        return False
+    if held:
+        st.info("The class is answering: the result shows after Reveal.", icon=":material/lock:")
+        return False
+    if section.finding:
+        st.markdown(section.finding)
+    for latex in section.worked:
+        formula(latex)
+    _numbers(section, slide)
+    return True
+
+
+def _beside_and_below(
+    section: Section,
+    fig: Figure | None,
+    fig_col: AbstractContextManager | None,
+    *,
+    key: str,
+    slide: bool,
+) -> None:
+    """Once the result shows: the figure in its column, and the detail under the section
+    (off slides)."""
+    if fig is not None and fig_col is not None:
         with fig_col:
-            chart(fig.plot(), fig.name, fig.caption, key=f"{place or section.key}_{fig.name}")
+            chart(fig.plot(), fig.name, fig.caption, key=f"{key}_{fig.name}")
     if section.detail and not slide:
         st.markdown(section.detail)
 
