@@ -22,6 +22,7 @@ from lnlab.core.parse import (
     parse_embeddings,
 )
 from lnlab.labs.gpu import benchmark, parity
+from lnlab.labs.gpu import export as gpu_export
 from lnlab.labs.gpu import lesson as slides
 from lnlab.teach.links import Field, Param
 from lnlab.teach.markdown import plain
@@ -201,7 +202,7 @@ def _benchmark_inputs() -> None:
 def _exports() -> None:
     """The parity table as CSV, and as JSON with the input and both outputs."""
     rows, device, dtype, token, *_ = ss.gpu_inputs
-    ui.exports(parity.exports(_parity(rows, device, dtype, token), token))
+    ui.exports(gpu_export.exports(_parity(rows, device, dtype, token), token))
 
 
 # ---------------------------------------------------------------- the page

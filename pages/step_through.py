@@ -20,6 +20,7 @@ from lnlab.core.parse import (
     parse_vector,
 )
 from lnlab.labs.step_through import backward, grid, state
+from lnlab.labs.step_through import export as st_export
 from lnlab.labs.step_through import lesson as slides
 from lnlab.labs.step_through import token as tk
 from lnlab.teach.export import Exports
@@ -86,7 +87,7 @@ def _slides(inputs: tk.TokenInputs, dy: np.ndarray) -> slides.Lesson:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _exports(inputs: tk.TokenInputs) -> Exports:
-    return tk.exports(_lesson(inputs))
+    return st_export.exports(_lesson(inputs))
 
 
 # ---------------------------------------------------------------- the inputs

@@ -14,11 +14,10 @@ from lnlab import ui
 from lnlab.core.errors import InputError
 from lnlab.core.parse import short_number
 from lnlab.labs.training import config as cfg
+from lnlab.labs.training import export as tr_export
 from lnlab.labs.training import lesson as slides
 from lnlab.labs.training.model import VARIANTS
-from lnlab.labs.training.script import training_script
 from lnlab.labs.training.worker import LAB
-from lnlab.teach.export import Download, Exports
 from lnlab.teach.links import Field, Param
 from lnlab.teach.markdown import plain
 from lnlab.ui.training import train
@@ -179,16 +178,7 @@ def _exports() -> None:
         config = _config()
     except InputError:
         return
-    script = training_script(config)
-    ui.exports(
-        Exports(
-            (Download("Script (.py)", script, "lab_run.py", "text/x-python", "tr_script", "code"),),
-            "A standalone PyTorch script: the lab's own source and this run's settings. "
-            "`python lab_run.py` prints each variant's final and held-out loss.",
-            script=script,
-            script_title="The PyTorch script",
-        )
-    )
+    ui.exports(tr_export.exports(config))
 
 
 # ---------------------------------------------------------------- the page

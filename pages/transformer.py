@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lnlab import ui
+from lnlab.labs.transformer import export as tf_export
 from lnlab.labs.transformer import lesson as slides
 from lnlab.labs.transformer import model as tf
 from lnlab.teach.links import Field, Param
@@ -99,7 +100,7 @@ def _layers_input() -> None:
 
 def _exports() -> None:
     """The depth experiment's table as CSV and JSON."""
-    ui.exports(tf.depth_exports(_lesson(*ss.tf_inputs).depth))
+    ui.exports(tf_export.depth_exports(_lesson(*ss.tf_inputs).depth))
 
 
 # ---------------------------------------------------------------- the page

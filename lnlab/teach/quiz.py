@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lnlab.core.errors import InputError
-from lnlab.core.norms import BatchNormTrace, LayerNormTrace
-from lnlab.core.numbers import DEFAULT_EPS, fmt
+from lnlab.core.numbers import fmt
 from lnlab.core.parse import parse_vector
 from lnlab.teach import misconceptions as mc
 from lnlab.teach.misconceptions import MISCONCEPTIONS
@@ -158,7 +157,7 @@ def group_of(question: Question, option_text: str) -> str:
     return diagnose(question, option_text).group
 
 
-def _qid(kind: str, *parts: object) -> str:
+def question_id(kind: str, *parts: object) -> str:
     digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
     return f"{kind}-{digest}"
 
@@ -250,126 +249,6 @@ def across_batch_note(shape: tuple[int, ...], row: int) -> str:
     return (
         f"That is feature 1 over the {n} tokens (a column): Batch Norm's statistic. Layer "
         f"Norm takes the features of token {row + 1} (its row), all {d} of them."
-    )
-
-
-def token_questions(
-    trace: LayerNormTrace,
-    row: int,
-    label: str,
-    *,
-    eps: float = DEFAULT_EPS,
-    gamma: float = 1.0,
-    beta: float = 0.0,
-) -> tuple[Question, ...]:
-    """Questions about one token of a Layer Norm trace (rows are tokens, last axis features),
-    computed with `eps`, and `gamma`, `beta` for the first feature. Their wrong answers:
-    feature 1 over the batch's rows (with more than one row), dividing by D - 1, epsilon
-    forgotten or outside the root, gamma and beta swapped."""
-    rows = trace.x.reshape(-1, trace.x.shape[-1])
-    x = rows[row]
-    mean = float(trace.mean.reshape(-1)[row])
-    var = float(trace.var.reshape(-1)[row])
-    std = float(trace.std.reshape(-1)[row])
-    x_hat = trace.x_hat.reshape(-1, trace.x.shape[-1])[row]
-    y = trace.y.reshape(-1, trace.x.shape[-1])[row]
-    key = (x.tobytes(), std, y.tobytes())
-    d, n = x.size, rows.shape[0]
-    column = rows[:, 0]
-    batch = across_batch_note(rows.shape, row)
-    across = n > 1
-    return (
-        Question(
-            _qid("mean", *key),
-            f'What is the mean of token "{label}"?',
-            mean,
-            f"Add the {d} features and divide by {d}: {fmt(x.sum())} / {d} = {fmt(mean)}.",
-            wrong=(Wrong("across_batch", float(column.mean()), batch),) if across else (),
-        ),
-        Question(
-            _qid("var", *key),
-            "What is its variance (divide by D)?",
-            var,
-            f"Average the squared distances from the mean {fmt(mean)}: {fmt(var)}.",
-            wrong=(
-                Wrong(
-                    "d_minus_1",
-                    mc.variance(x, d_minus_1=True),
-                    f"That is the sum of squared distances, {fmt(var * d)}, divided by D − 1 = "
-                    f"{d - 1}. Layer Norm divides by D = {d}.",
-                ),
-                *((Wrong("across_batch", float(column.var()), batch),) if across else ()),
-            ),
-        ),
-        feature_question(
-            _qid("xhat", *key),
-            "What will its first feature be after normalizing?",
-            float(x_hat[0]),
-            f"(x1 - mean) / std = ({fmt(x[0])} - {fmt(mean)}) / {fmt(std)} = {fmt(x_hat[0])}.",
-            rows,
-            row,
-            eps,
-        ),
-        feature_question(
-            _qid("y", *key),
-            "And its first output after scale and shift?",
-            float(y[0]),
-            f"gamma1 * x_hat1 + beta1 = {fmt(y[0])}.",
-            rows,
-            row,
-            eps,
-            gamma=gamma,
-            beta=beta,
-        ),
-    )
-
-
-PADDING_CHOICES = (
-    "Batch Norm's mean of a feature",
-    "Layer Norm's mean of a real token",
-    "Both",
-    "Neither",
-)
-
-
-def padding_questions(
-    naive: BatchNormTrace, masked: BatchNormTrace, pad_share: float
-) -> tuple[Question, ...]:
-    """Questions about a padded batch: naive versus masked Batch Norm, and Layer Norm."""
-    pad_value = float((-naive.mean[0]) / naive.std[0])
-    key = (naive.x.tobytes(), pad_share)
-    return (
-        Question(
-            _qid("which", *key),
-            "Which of these statistics does padding change?",
-            PADDING_CHOICES[0],
-            "Batch Norm averages each feature over every row of the batch, PAD rows included; "
-            "Layer Norm averages one token's own features, so other rows never enter it.",
-            PADDING_CHOICES,
-            wrong=tuple(
-                Wrong(
-                    "across_batch",
-                    choice,
-                    "Layer Norm's mean of a real token is over that token's own features; "
-                    "only Batch Norm's column runs through the PAD rows.",
-                )
-                for choice in PADDING_CHOICES[1:3]
-            ),
-        ),
-        Question(
-            _qid("padbn", *key),
-            "Under naive Batch Norm, what does a PAD row's first feature become?",
-            pad_value,
-            f"(0 - mean) / std with the padded statistics: (0 - {fmt(naive.mean[0])}) / "
-            f"{fmt(naive.std[0])} = {fmt(pad_value)}. Zeros in, non-zeros out.",
-        ),
-        Question(
-            _qid("meanshift", *key),
-            "By what factor does padding shrink feature 1's mean (padded / real)?",
-            float(naive.mean[0] / masked.mean[0]) if masked.mean[0] != 0 else 1.0,
-            f"The padded mean is (1 - p) times the real one, with p = {fmt(pad_share)} the "
-            "share of PAD rows.",
-        ),
     )
 
 

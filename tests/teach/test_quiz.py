@@ -6,11 +6,12 @@ import pytest
 import lnlab
 from lnlab.core.errors import InputError
 from lnlab.core.numbers import fmt
+from lnlab.labs.padding.questions import PADDING_CHOICES, padding_questions
+from lnlab.labs.step_through.questions import token_questions
 from lnlab.teach.misconceptions import MISCONCEPTIONS
 from lnlab.teach.quiz import (
     GROUP_NAMES,
     OTHER,
-    PADDING_CHOICES,
     RIGHT,
     Question,
     Wrong,
@@ -18,9 +19,7 @@ from lnlab.teach.quiz import (
     group_name,
     group_of,
     options,
-    padding_questions,
     score,
-    token_questions,
 )
 
 

@@ -9,13 +9,12 @@ import numpy as np
 from lnlab.core.numbers import fmt
 from lnlab.labs.step_through import backward
 from lnlab.labs.step_through.plots import prompt_heatmap, token_bars
+from lnlab.labs.step_through.questions import check_question, step_questions
 from lnlab.labs.step_through.token import (
     TokenLesson,
-    check_question,
     input_table,
     normalized_table,
     recovery_frame,
-    step_questions,
     token_summary,
     vector_frame,
 )

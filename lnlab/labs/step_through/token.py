@@ -3,16 +3,15 @@
 `token_lesson` takes the page's inputs (embeddings, labels, token, epsilon, gamma, beta) and
 returns everything the page shows in one `TokenLesson`: the five steps for the chosen token,
 the check that x_hat has mean 0 and biased std 1, the gamma and beta that undo the
-normalization, and the whole prompt at once. The other functions check a link's boxes
-together (`lesson_from_text`), pick each step's prediction question, write the exports, and
-turn it all into the page's slides (lnlab.labs.step_through.lesson).
+normalization, and the whole prompt at once. `lesson_from_text` checks a link's boxes
+together. The lab's questions are in `questions`, its downloads in `export`, its slides in
+`lesson`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -28,9 +27,7 @@ from lnlab.core.parse import (
     parse_vector,
 )
 from lnlab.labs.step_through.grid import feature_names
-from lnlab.teach.export import Download, Exports, layer_norm_script, to_csv, trace_json, trace_rows
-from lnlab.teach.quiz import Question, Wrong, token_questions
-from lnlab.teach.steps import STEPS, Step, written_steps
+from lnlab.teach.steps import Step, written_steps
 
 LABELS_MAX_CHARS = MAX_TOKENS * (MAX_LABEL_CHARS + 1)  # 64 labels of 40 characters, one a line
 SUMMARY_VALUES = 8  # a slide's summary line lists at most this many features
@@ -248,70 +245,6 @@ def _rows_table(
     return table
 
 
-# ---------------------------------------------------------------- predict, then reveal
-
-
-def step_questions(lesson: TokenLesson) -> tuple[Question | None, ...]:
-    """The question each step asks before it shows its result (None: step 3 asks none).
-
-    Step 1 asks the chosen token's mean, step 2 its variance, step 4 its first x_hat, step 5
-    its first y (quiz.token_questions). Each id covers just what its answer depends on: the
-    mean and variance on x, x_hat also on epsilon, y also on gamma and beta. So a new example
-    gets new questions, while setting epsilon to 0 does not ask for the mean again.
-    """
-    asked = token_questions(
-        lesson.trace,
-        lesson.token,
-        lesson.labels[lesson.token],
-        eps=lesson.eps,
-        gamma=float(lesson.gamma[0]),
-        beta=float(lesson.beta[0]),
-    )
-    x = lesson.x.tobytes()
-    depends_on = (
-        (x,),
-        (x,),
-        (x, lesson.eps),
-        (x, lesson.eps, float(lesson.gamma[0]), float(lesson.beta[0])),
-    )
-    rekeyed = iter(
-        replace(q, qid=f"{q.qid.split('-')[0]}-{_digest(parts)}")
-        for q, parts in zip(asked, depends_on, strict=True)
-    )
-    return tuple(None if s.question is None else next(rekeyed) for s in STEPS)
-
-
-def check_question(lesson: TokenLesson) -> Question:
-    """Before the check: the std of x_hat, dividing by D. Wrong: torch.std's D - 1, and 1
-    exactly, which holds only without epsilon."""
-    c, d = lesson.check, lesson.check.features
-    return Question(
-        f"xhatstd-{_digest((lesson.x.tobytes(), lesson.eps))}",
-        "What is the standard deviation of x̂, dividing by D?",
-        c.std,
-        f"√(σ² / (σ² + ε)) = √({fmt(lesson.var)} / ({fmt(lesson.var)} + {fmt(lesson.eps)})) = "
-        f"{fmt(c.std)}.",
-        wrong=(
-            Wrong(
-                "d_minus_1",
-                c.std_unbiased,
-                f"That is what torch.std prints: it divides by D − 1 = {d - 1}, so it is "
-                f"√({d}/{d - 1}) times larger. Layer Norm's own spread divides by D = {d}.",
-            ),
-            Wrong(
-                "no_eps",
-                1.0,
-                f"x̂ has std exactly 1 only without ε: with ε = {fmt(lesson.eps)} under the root "
-                "x̂ is divided by a hair more than σ.",
-            ),
-        ),
-    )
-
-
-def _digest(parts: tuple) -> str:
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
-
-
 # ---------------------------------------------------------------- slides and exports
 
 
@@ -339,59 +272,3 @@ def _short_vector(v: np.ndarray) -> str:
 def _setting(v: np.ndarray) -> str:
     """gamma or beta: one number when every feature has the same."""
     return fmt(v[0]) if np.all(v == v[0]) else _short_vector(v)
-
-
-def export_csv(lesson: TokenLesson) -> str:
-    """The whole trace as CSV: one row per token and feature (x, mean, var, std, x_hat, y)."""
-    return to_csv(trace_rows(lesson.trace, lesson.labels))
-
-
-def export_json(lesson: TokenLesson) -> str:
-    """The whole trace as JSON, with the settings that produced it (token 1-based)."""
-    settings = {
-        "eps": lesson.eps,
-        "gamma": lesson.gamma.tolist(),
-        "beta": lesson.beta.tolist(),
-        "token": lesson.token + 1,
-    }
-    return trace_json(lesson.trace, lesson.labels, settings, lesson.token)
-
-
-def export_script(lesson: TokenLesson) -> str:
-    """A PyTorch script (F.layer_norm, float64) that prints every token's mean, var and y."""
-    return layer_norm_script(lesson.trace.x, lesson.gamma, lesson.beta, lesson.eps)
-
-
-def exports(lesson: TokenLesson) -> Exports:
-    """The step-through page's downloads: the trace as CSV and JSON, and the PyTorch script."""
-    return Exports(
-        (
-            Download(
-                "Trace as CSV",
-                export_csv(lesson),
-                "lnlab-steps.csv",
-                "text/csv",
-                "st_dl_csv",
-                "table",
-            ),
-            Download(
-                "Trace as JSON",
-                export_json(lesson),
-                "lnlab-steps.json",
-                "application/json",
-                "st_dl_json",
-                "data_object",
-            ),
-            Download(
-                "PyTorch script",
-                export_script(lesson),
-                "lnlab_steps.py",
-                "text/x-python",
-                "st_dl_py",
-                "code",
-            ),
-        ),
-        "The CSV has one row per token and feature: x, the token's mean, variance and σ_ε, "
-        "then x̂ and y. The JSON holds the same arrays, each step's formula and the settings.",
-        export_script(lesson),
-    )

@@ -11,7 +11,6 @@ be recomputed and tested.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ import numpy as np
 from lnlab.core.errors import InputError
 from lnlab.core.norms import layer_norm, root_mean_square
 from lnlab.core.numbers import DEFAULT_EPS
-from lnlab.teach.export import Download, Exports, to_csv
 from lnlab.teach.presets import token_preset
 
 POST_NORM = "post-norm"
@@ -370,26 +368,6 @@ def depth_rows(result: DepthExperiment) -> list[dict[str, float | int | None]]:
     ]
 
 
-def depth_json(result: DepthExperiment) -> str:
-    """The depth experiment as JSON: its settings, the RMS per layer, and the final norm's."""
-    return json.dumps(
-        {
-            "settings": {
-                "depth": result.depth,
-                "width": result.width,
-                "tokens": result.tokens,
-                "gain": result.gain,
-                "eps": result.eps,
-                "seed": result.seed,
-            },
-            "rms": {variant: result.rms[variant].tolist() for variant in VARIANTS},
-            "pre_norm_sublayer_input_rms": result.pre_norm_sublayer_input_rms.tolist(),
-            "pre_norm_final_rms": result.pre_norm_final_rms,
-        },
-        indent=2,
-    )
-
-
 # ---------------------------------------------------------------- the page, in one call
 
 
@@ -448,29 +426,3 @@ def _check_int(value: int, name: str, low: int, high: int) -> int:
     if not low <= int(value) <= high:
         raise InputError(f"{name} must be between {low} and {high}, not {int(value)}")
     return int(value)
-
-
-def depth_exports(result: DepthExperiment) -> Exports:
-    """The depth experiment's table as CSV, and as JSON with its settings."""
-    name = f"lnlab-depth-{result.depth}"
-    return Exports(
-        (
-            Download(
-                "Depth table as CSV",
-                to_csv(depth_rows(result)),
-                f"{name}.csv",
-                "text/csv",
-                "tf_dl_csv",
-                "download",
-            ),
-            Download(
-                "JSON",
-                depth_json(result),
-                f"{name}.json",
-                "application/json",
-                "tf_dl_json",
-                "download",
-            ),
-        ),
-        "The stream's RMS after each layer, three ways; the JSON adds the experiment's settings.",
-    )

@@ -19,6 +19,7 @@ from lnlab.core.errors import InputError
 from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import export as pex
 from lnlab.labs.padding import lesson, links
+from lnlab.labs.padding import questions as pq
 
 HI = pad.parse_sentences("Hi Nitish\nHow are you today")
 # The stacked rows: Hi, Nitish, PAD, PAD, How, are, you, today (preset "hi-nitish").
@@ -482,24 +483,24 @@ def test_page_questions_ask_for_the_pad_output_with_beta():
     shifted = pad.padding_lab(HI, "hi-nitish", beta=2.0)
     column = ROWS[:, 0]
     x_hat = -column.mean() / np.sqrt(column.var() + 1e-5)
-    questions = lesson.page_questions(shifted)
+    questions = pq.page_questions(shifted)
     assert questions.outputs.answer == pytest.approx(x_hat + 2.0)
-    assert lesson.page_questions(plain_lab).outputs.answer == pytest.approx(x_hat)
+    assert pq.page_questions(plain_lab).outputs.answer == pytest.approx(x_hat)
     # a new beta is a new question; the same example keeps its ids
-    assert questions.outputs.qid != lesson.page_questions(plain_lab).outputs.qid
-    assert questions.statistics.qid == lesson.page_questions(plain_lab).statistics.qid
+    assert questions.outputs.qid != pq.page_questions(plain_lab).outputs.qid
+    assert questions.statistics.qid == pq.page_questions(plain_lab).statistics.qid
     assert questions.closed_form.answer == pytest.approx(0.75)  # 1 - p, p = 2 / 8
 
 
 def test_page_questions_without_pads_or_with_a_zero_mean():
     even = pad.padding_lab(pad.parse_sentences("Hi Nitish\nHow are"), "hi-nitish")
-    assert lesson.page_questions(even).outputs is None
-    assert lesson.page_questions(even).closed_form.answer == pytest.approx(1.0)
+    assert pq.page_questions(even).outputs is None
+    assert pq.page_questions(even).closed_form.answer == pytest.approx(1.0)
     # f1 of the real tokens: Hi 1, Nitish 3, How -4, are 1, you 2, today -3: mean 0
     edits = (("Hi", (1.0, 1.0, 8.0)), ("How", (-4.0, 2.0, 6.0)), ("you", (2.0, 5.0, 9.0)))
     zero = pad.padding_lab(HI, "hi-nitish", (*edits, ("today", (-3.0, 4.0, 1.0))))
     assert zero.norms.masked_bn.mean[0] == 0
-    assert lesson.page_questions(zero).closed_form is None
+    assert pq.page_questions(zero).closed_form is None
 
 
 @pytest.mark.parametrize(

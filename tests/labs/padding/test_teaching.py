@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import export as pex
 from lnlab.labs.padding import lesson
-from lnlab.teach.quiz import PADDING_CHOICES
+from lnlab.labs.padding.questions import PADDING_CHOICES
 
 PAGE = "pages/padding.py"
 SECTION_TITLES = (

@@ -15,7 +15,9 @@ import pytest
 
 from lnlab.core.errors import InputError
 from lnlab.core.parse import default_labels, parse_labels
+from lnlab.labs.step_through import export as st_export
 from lnlab.labs.step_through import grid
+from lnlab.labs.step_through import questions as sq
 from lnlab.labs.step_through import token as ls
 from lnlab.teach.presets import token_preset
 from lnlab.teach.steps import STEP_COUNT
@@ -261,7 +263,7 @@ def test_lesson_from_text_says_what_does_not_fit(boxes, fragment):
 
 
 def test_each_step_asks_its_question():
-    questions = ls.step_questions(lesson_of(gamma=2.0, beta=1.0))
+    questions = sq.step_questions(lesson_of(gamma=2.0, beta=1.0))
     assert len(questions) == STEP_COUNT
     assert questions[2] is None  # sigma_eps is asked nowhere
     kinds = [q.qid.split("-")[0] for q in questions if q is not None]
@@ -272,7 +274,7 @@ def test_each_step_asks_its_question():
 
 
 def qids(lesson: ls.TokenLesson) -> list[str]:
-    return [q.qid for q in ls.step_questions(lesson) if q is not None]
+    return [q.qid for q in sq.step_questions(lesson) if q is not None]
 
 
 def test_a_new_example_asks_new_questions():
@@ -311,15 +313,15 @@ def test_exports_hold_the_trace():
         np.full(4, 2.0),
         np.zeros(4),
     )
-    lines = ls.export_csv(lesson).splitlines()
+    lines = st_export.export_csv(lesson).splitlines()
     assert lines[0] == "token,feature,mean,var,std,x,x_hat,y"
     assert len(lines) == 1 + 2 * 4
     # token 2 is [1, 1, 1, 3]: mean 1.5, variance (3 * 0.25 + 2.25) / 4 = 0.75
     assert lines[5].startswith('",",1,1.5,0.75,')
-    data = json.loads(ls.export_json(lesson))
+    data = json.loads(st_export.export_json(lesson))
     assert data["settings"] == {"eps": EPS, "gamma": [2.0] * 4, "beta": [0.0] * 4, "token": 2}
     assert data["labels"] == ["a", ","]
     assert data["mean"] == [[5.0], [1.5]]
-    script = ls.export_script(lesson)
+    script = st_export.export_script(lesson)
     assert "x = torch.tensor([[2, 4, 6, 8], [1, 1, 1, 3]], dtype=torch.float64)" in script
     assert "eps = 1e-05" in script and "F.layer_norm" in script
