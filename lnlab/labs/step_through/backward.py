@@ -14,10 +14,10 @@ import pandas as pd
 from lnlab.core.backward import AUTOGRAD_DTYPES, GRADIENTS, AutogradCheck, autograd_check
 from lnlab.core.numbers import fmt
 from lnlab.labs.step_through.grid import feature_names
-from lnlab.labs.step_through.token import TokenLesson, _digest
+from lnlab.labs.step_through.token import TokenLesson
 from lnlab.teach.latex import bracketed, joined, num, term, vector
 from lnlab.teach.lesson import Callout, Metric, Section, Table
-from lnlab.teach.quiz import Question
+from lnlab.teach.quiz import Question, question_id
 
 DY = "dy"  # the section whose control (drawn by the page) is the dy box
 KEYS = (DY, "dbeta_dgamma", "dx_hat", "dx", "dx_sums", "autograd")
@@ -61,7 +61,7 @@ def _rows(*rows: tuple[str, np.ndarray]) -> pd.DataFrame:
 def _qid(kind: str, lesson: TokenLesson, dy: np.ndarray) -> str:
     """New for a new token, epsilon, gamma or dy; the same across reruns."""
     parts = (lesson.x.tobytes(), lesson.eps, lesson.gamma.tobytes(), dy.tobytes())
-    return f"{kind}-{_digest(parts)}"
+    return question_id(kind, *parts)
 
 
 def _nan_note(lesson: TokenLesson) -> tuple[Callout, ...]:
