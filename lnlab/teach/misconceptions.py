@@ -109,28 +109,48 @@ def _row(x: object) -> np.ndarray:
     return np.asarray(x, dtype=np.float64).reshape(-1)
 
 
-def variance(x: object, *, d_minus_1: bool = False) -> float:
-    """sum((x - mean)^2) / D, or / (D - 1) with `d_minus_1` (NaN when D = 1)."""
+def _spread(x: object, divisor: int) -> tuple[float, float]:
+    """(s, m): the distances from the mean are s times numbers of at most 1 in size, whose
+    squares sum to m * divisor. var = s^2 m, std = s sqrt(m): no square of 1e200 overflows
+    and none of 1e-200 underflows."""
     v = _row(x)
-    divisor = v.size - 1 if d_minus_1 else v.size
+    d = v - v.mean()
+    s = float(np.max(np.abs(d))) if d.size else 0.0
+    s = s if s > 0 and np.isfinite(s) else 1.0
+    return s, float(((d / s) ** 2).sum() / divisor)
+
+
+def _divisor(x: object, d_minus_1: bool) -> int:
+    n = _row(x).size
+    return n - 1 if d_minus_1 else n
+
+
+def variance(x: object, *, d_minus_1: bool = False) -> float:
+    """sum((x - mean)^2) / D, or / (D - 1) with `d_minus_1` (NaN when D = 1; ∞ when it is
+    too large for a float64, as the trace's own)."""
+    divisor = _divisor(x, d_minus_1)
     if divisor <= 0:
         return float("nan")
-    return float(((v - v.mean()) ** 2).sum() / divisor)
+    s, m = _spread(x, divisor)
+    with np.errstate(over="ignore"):
+        return float(np.float64(s) ** 2 * m)
 
 
 def std(x: object, eps: float, mistake: str | None = None) -> float:
     """Layer Norm's σ_ε = sqrt(var + eps) of one token, or what `mistake` gives instead:
-    "d_minus_1" sqrt(var_{D-1} + eps), "no_eps" sqrt(var), "eps_outside" sqrt(var) + eps."""
-    if mistake == "d_minus_1":
-        return float(np.sqrt(variance(x, d_minus_1=True) + eps))
-    var = variance(x)
-    if mistake == "no_eps":
-        return float(np.sqrt(var))
-    if mistake == "eps_outside":
-        return float(np.sqrt(var) + eps)
-    if mistake is not None:
+    "d_minus_1" sqrt(var_{D-1} + eps), "no_eps" sqrt(var), "eps_outside" sqrt(var) + eps.
+    Computed as hypot(s sqrt(m), sqrt(eps)) (see `_spread`), finite wherever σ_ε is."""
+    if mistake not in (None, "d_minus_1", "no_eps", "eps_outside"):
         raise ValueError(f"{mistake!r} does not change the std")
-    return float(np.sqrt(var + eps))
+    divisor = _divisor(x, mistake == "d_minus_1")
+    if divisor <= 0:
+        return float("nan")
+    s, m = _spread(x, divisor)
+    if mistake == "no_eps":
+        return float(s * np.sqrt(m))
+    if mistake == "eps_outside":
+        return float(s * np.sqrt(m) + eps)
+    return float(np.hypot(s * np.sqrt(m), np.sqrt(eps)))
 
 
 def x_hat(x: object, eps: float, mistake: str | None = None) -> np.ndarray:
@@ -141,12 +161,12 @@ def x_hat(x: object, eps: float, mistake: str | None = None) -> np.ndarray:
 
 
 def across_batch_x_hat(batch: object, eps: float) -> np.ndarray:
-    """Each feature normalised over the rows of `batch` (rows x features): Batch Norm's
+    """Each feature normalized over the rows of `batch` (rows x features): Batch Norm's
     (x - mean over rows) / sqrt(var over rows + eps), what a Layer Norm 'across the batch' gives."""
     b = np.asarray(batch, dtype=np.float64)
     b = b.reshape(-1, b.shape[-1])
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (b - b.mean(axis=0)) / np.sqrt(b.var(axis=0) + eps)
+        return np.stack([(c - c.mean()) / std(c, eps) for c in b.T], axis=1)
 
 
 def mean_counting_pad(values: object, real: object) -> float:

@@ -59,7 +59,7 @@ def token_questions(
                     f"That is the sum of squared distances, {fmt(var * d)}, divided by D − 1 = "
                     f"{d - 1}. Layer Norm divides by D = {d}.",
                 ),
-                *((Wrong("across_batch", float(column.var()), batch),) if across else ()),
+                *((Wrong("across_batch", mc.variance(column), batch),) if across else ()),
             ),
         ),
         feature_question(
