@@ -16,6 +16,7 @@ is read off the run's own numbers (the question computes it):
 
 * post_ln_uniform     post-LN's gradients at initialisation the same in every block;
 * placement_irrelevant  post-LN and pre-LN give the same gradients (the norm's place is a detail);
+* depth_irrelevant    post-LN's gradient over pre-LN's the same at any depth;
 * bn_ignores_padding  naive Batch Norm's statistics unmoved by padding, as attention's are;
 * running_is_batch    evaluation mode normalises with the batch's own statistics.
 
@@ -77,9 +78,9 @@ MISCONCEPTIONS: dict[str, Misconception] = {
         Misconception(
             "post_ln_uniform",
             "Post-LN's gradients are uniform across depth",
-            "Normalising every block's output does not even out the gradients: at "
-            "initialisation post-LN's are largest in the blocks next to the output (Xiong et "
-            "al. 2020), and the more blocks, the more so.",
+            "Normalising every block's output does not make every block's gradient the same: "
+            "where a block sits changes it (Xiong et al. 2020 found post-LN's largest in the "
+            "blocks next to the output).",
         ),
         Misconception(
             "placement_irrelevant",
@@ -88,11 +89,18 @@ MISCONCEPTIONS: dict[str, Misconception] = {
             "only each branch's input and leaves the stream alone, so their gradients differ.",
         ),
         Misconception(
+            "depth_irrelevant",
+            "Depth does not change the gap",
+            "Post-LN and pre-LN part further as the model deepens: Xiong et al. (2020) showed "
+            "that at initialisation pre-LN's gradient next to the output shrinks with depth "
+            "and post-LN's does not.",
+        ),
+        Misconception(
             "bn_ignores_padding",
             "Batch Norm's statistics ignore padding",
-            "Attention and the loss skip PAD positions, but naive Batch Norm averages every "
-            "position of the batch, PAD zeros included, so each batch's share of padding moves "
-            "its statistics.",
+            "Attention and the loss skip the padded positions, but naive Batch Norm averages "
+            "over every position of the batch, the padded ones included, so each batch's share "
+            "of padding moves its statistics.",
         ),
         Misconception(
             "running_is_batch",
