@@ -46,6 +46,8 @@ GIVE_AWAY: dict[str, tuple[str, ...]] = {
         r"across (its|a|the) row",
         r"one token at a time",
         r"token's own",
+        r"PAD (zeros|rows) included",  # Batch Norm's column holds them, a token's row does not
+        r"zeros pull",
     ),
     "pad_as_tokens": (
         r"real tokens only",
