@@ -263,8 +263,8 @@ def _diagnosis(question: Question, group: str, headline: str, lead: str = "") ->
 
 def options(question: Question) -> tuple[str, ...]:
     """The multiple-choice texts: the question's own choices, or else the answer and each
-    wrong answer as lnlab.core.numbers.fmt prints them, in an order fixed by the qid (every student
-    sees the same order, and the answer is not always first)."""
+    wrong answer as the question shows them (Question.text), in an order fixed by the qid
+    (every student sees the same order, and the answer is not always first)."""
     if question.choices:
         return question.choices
     texts = [question.text(question.answer), *(question.text(w.answer) for w in question.wrong)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -277,13 +278,18 @@ def difference_question(
     qid = f"cv{key}-" + hashlib.sha256(repr((key, x.tobytes())).encode()).hexdigest()[:12]
     if key in ("eps_size", "eps_place"):
         c = convention("keras" if key == "eps_size" else REFERENCE)
-        return Question(
+        q = Question(
             qid,
             f"For {label}, x = {vector}: what does {c.name} (ε = {fmt(c.eps)}) divide x − μ by?",
             n[c.key],
-            f"σ² = {fmt(n['var'])}, so √({fmt(n['var'])} + {fmt(c.eps)}) = {fmt(n[c.key])}.",
+            "",
             wrong=std_wrongs(x, c.eps),
             refine=REFINE,
+        )
+        return replace(  # the explanation at the digits the options show
+            q,
+            explanation=f"σ² = {fmt(n['var'])}, so √({fmt(n['var'])} + {fmt(c.eps)}) = "
+            f"{q.text(n[c.key])}.",
         )
     if key == "bessel":
         d = int(n["d"])
