@@ -73,8 +73,7 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
     post = lesson.norm_position == tf.POST_NORM
     what = (
         "The sublayer's output is added back and the **sum is normalized**: every token "
-        "leaves the step with mean 0 and std just under 1 (ε's doing), whatever scale the sum "
-        "had."
+        "leaves with mean 0 and std just under 1, whatever the sublayer added."
         if post
         else "Only the **sublayer's input is normalized**; its output is added to the raw "
         "stream, which keeps its own scale. One final Layer Norm after the last layer "
