@@ -100,6 +100,8 @@ def test_the_depth_slide_says_what_each_seed_shows(seeds) -> None:
         assert ("as Xiong et al. (2020) showed" in said) is (verb == "shrinks")
         shown[seed] = verb
     assert shown[6] == "grows"  # seed 6's pre-LN grows: the text said "shrinks" before
+    said = list(shown.values())
+    assert [said.count(v) for v in VERBS] == [1, 8, 11]  # as README says
 
 
 def test_the_gradient_slide_says_what_each_seed_shows(seeds) -> None:
