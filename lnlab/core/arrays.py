@@ -20,8 +20,17 @@ def as_array(x: Any, name: str = "x") -> np.ndarray:
             a = a.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{name} must be an array of real numbers") from exc
-    if a.ndim == 0 or a.size == 0:
-        raise InputError(f"{name} must have at least one element")
+    if a.ndim == 0:
+        raise InputError(
+            f"{name} is a single number (shape ()), but it needs an axis of features: write "
+            "one token as a list, such as [2, 4, 6, 8], or tokens as rows, such as "
+            "[[2, 4], [1, 3]]"
+        )
+    if a.size == 0:
+        raise InputError(
+            f"{name} has shape {a.shape} and holds no number: it needs at least one, such as "
+            "[2, 4, 6, 8]"
+        )
     return a
 
 

@@ -26,7 +26,8 @@ class Spec:
 
     `dims`: the statistics run over the last `dims` axes (1: per token). `unbiased`: the
     variance divides by D - 1 (Bessel) instead of D. `eps_outside`: the denominator is
-    std + eps instead of sqrt(var + eps). `backend` "numpy" computes in float64; "torch" on
+    std + eps instead of sqrt(var + eps) (the Annotated Transformer's `x.std() + eps` needs
+    both: unbiased=True, eps_outside=True). `backend` "numpy" computes in float64; "torch" on
     `device` ("auto": a GPU if there is one) in `dtype`.
     """
 

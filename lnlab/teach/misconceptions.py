@@ -16,6 +16,7 @@ is read off the run's own numbers (the question computes it):
 
 * post_ln_uniform     post-LN's gradients at initialisation the same in every block;
 * placement_irrelevant  post-LN and pre-LN give the same gradients (the norm's place is a detail);
+* depth_irrelevant    post-LN's gradient over pre-LN's the same at any depth;
 * bn_ignores_padding  naive Batch Norm's statistics unmoved by padding, as attention's are;
 * running_is_batch    evaluation mode normalises with the batch's own statistics.
 
@@ -77,9 +78,9 @@ MISCONCEPTIONS: dict[str, Misconception] = {
         Misconception(
             "post_ln_uniform",
             "Post-LN's gradients are uniform across depth",
-            "Normalising every block's output does not even out the gradients: at "
-            "initialisation post-LN's are largest in the blocks next to the output (Xiong et "
-            "al. 2020), and the more blocks, the more so.",
+            "Normalising every block's output does not make every block's gradient the same: "
+            "where a block sits changes it (Xiong et al. 2020 found post-LN's largest in the "
+            "blocks next to the output).",
         ),
         Misconception(
             "placement_irrelevant",
@@ -88,11 +89,18 @@ MISCONCEPTIONS: dict[str, Misconception] = {
             "only each branch's input and leaves the stream alone, so their gradients differ.",
         ),
         Misconception(
+            "depth_irrelevant",
+            "Depth does not change the gap",
+            "Post-LN and pre-LN part further as the model deepens: Xiong et al. (2020) showed "
+            "that at initialisation pre-LN's gradient next to the output shrinks with depth "
+            "and post-LN's does not.",
+        ),
+        Misconception(
             "bn_ignores_padding",
             "Batch Norm's statistics ignore padding",
-            "Attention and the loss skip PAD positions, but naive Batch Norm averages every "
-            "position of the batch, PAD zeros included, so each batch's share of padding moves "
-            "its statistics.",
+            "Attention and the loss skip the padded positions, but naive Batch Norm averages "
+            "over every position of the batch, the padded ones included, so each batch's share "
+            "of padding moves its statistics.",
         ),
         Misconception(
             "running_is_batch",
@@ -109,28 +117,48 @@ def _row(x: object) -> np.ndarray:
     return np.asarray(x, dtype=np.float64).reshape(-1)
 
 
-def variance(x: object, *, d_minus_1: bool = False) -> float:
-    """sum((x - mean)^2) / D, or / (D - 1) with `d_minus_1` (NaN when D = 1)."""
+def _spread(x: object, divisor: int) -> tuple[float, float]:
+    """(s, m): the distances from the mean are s times numbers of at most 1 in size, whose
+    squares sum to m * divisor. var = s^2 m, std = s sqrt(m): no square of 1e200 overflows
+    and none of 1e-200 underflows."""
     v = _row(x)
-    divisor = v.size - 1 if d_minus_1 else v.size
+    d = v - v.mean()
+    s = float(np.max(np.abs(d))) if d.size else 0.0
+    s = s if s > 0 and np.isfinite(s) else 1.0
+    return s, float(((d / s) ** 2).sum() / divisor)
+
+
+def _divisor(x: object, d_minus_1: bool) -> int:
+    n = _row(x).size
+    return n - 1 if d_minus_1 else n
+
+
+def variance(x: object, *, d_minus_1: bool = False) -> float:
+    """sum((x - mean)^2) / D, or / (D - 1) with `d_minus_1` (NaN when D = 1; ∞ when it is
+    too large for a float64, as the trace's own)."""
+    divisor = _divisor(x, d_minus_1)
     if divisor <= 0:
         return float("nan")
-    return float(((v - v.mean()) ** 2).sum() / divisor)
+    s, m = _spread(x, divisor)
+    with np.errstate(over="ignore"):
+        return float(np.float64(s) ** 2 * m)
 
 
 def std(x: object, eps: float, mistake: str | None = None) -> float:
     """Layer Norm's σ_ε = sqrt(var + eps) of one token, or what `mistake` gives instead:
-    "d_minus_1" sqrt(var_{D-1} + eps), "no_eps" sqrt(var), "eps_outside" sqrt(var) + eps."""
-    if mistake == "d_minus_1":
-        return float(np.sqrt(variance(x, d_minus_1=True) + eps))
-    var = variance(x)
-    if mistake == "no_eps":
-        return float(np.sqrt(var))
-    if mistake == "eps_outside":
-        return float(np.sqrt(var) + eps)
-    if mistake is not None:
+    "d_minus_1" sqrt(var_{D-1} + eps), "no_eps" sqrt(var), "eps_outside" sqrt(var) + eps.
+    Computed as hypot(s sqrt(m), sqrt(eps)) (see `_spread`), finite wherever σ_ε is."""
+    if mistake not in (None, "d_minus_1", "no_eps", "eps_outside"):
         raise ValueError(f"{mistake!r} does not change the std")
-    return float(np.sqrt(var + eps))
+    divisor = _divisor(x, mistake == "d_minus_1")
+    if divisor <= 0:
+        return float("nan")
+    s, m = _spread(x, divisor)
+    if mistake == "no_eps":
+        return float(s * np.sqrt(m))
+    if mistake == "eps_outside":
+        return float(s * np.sqrt(m) + eps)
+    return float(np.hypot(s * np.sqrt(m), np.sqrt(eps)))
 
 
 def x_hat(x: object, eps: float, mistake: str | None = None) -> np.ndarray:
@@ -141,12 +169,12 @@ def x_hat(x: object, eps: float, mistake: str | None = None) -> np.ndarray:
 
 
 def across_batch_x_hat(batch: object, eps: float) -> np.ndarray:
-    """Each feature normalised over the rows of `batch` (rows x features): Batch Norm's
+    """Each feature normalized over the rows of `batch` (rows x features): Batch Norm's
     (x - mean over rows) / sqrt(var over rows + eps), what a Layer Norm 'across the batch' gives."""
     b = np.asarray(batch, dtype=np.float64)
     b = b.reshape(-1, b.shape[-1])
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (b - b.mean(axis=0)) / np.sqrt(b.var(axis=0) + eps)
+        return np.stack([(c - c.mean()) / std(c, eps) for c in b.T], axis=1)
 
 
 def mean_counting_pad(values: object, real: object) -> float:

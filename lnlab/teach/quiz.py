@@ -1,16 +1,22 @@
 """Predict, then reveal: questions drawn from the example on screen, and how to mark answers.
 
-A numeric answer is right when it is within `tolerance` of the truth, where the tolerance lets a
-learner answer to two decimals (or 1 % of the value, whichever is larger). Every question
-carries its explanation, written with the example's own numbers, and the wrong answers that
-real misconceptions (lnlab.teach.misconceptions) give on those numbers: `diagnose` names the
-misconception a wrong answer matches, and `options` offers them beside the truth.
+A numeric question shows its numbers to a precision set by their size (`Question.unit`: 4
+decimals for numbers from 0.1 to a million, 4 significant digits for smaller and larger ones)
+and marks at that precision: an answer is right when it rounds to the same text as the
+answer. Every question carries its explanation, written with the example's own numbers, and
+the wrong answers that real misconceptions (lnlab.teach.misconceptions) give on those
+numbers: `diagnose` names the misconception a wrong answer matches, and `options` offers them
+beside the truth. A wrong answer is offered only when the grader can tell it from the truth
+and from every other option at the question's precision.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -19,6 +25,10 @@ from lnlab.core.numbers import fmt
 from lnlab.core.parse import parse_vector
 from lnlab.teach import misconceptions as mc
 from lnlab.teach.misconceptions import MISCONCEPTIONS
+
+FIXED_RANGE = (1e-4, 1e6)  # numbers of this size are shown with decimals, others in 1.234e-05
+SLACK = 1e-9  # relative: float rounding at a window's edge is not a different answer
+MIN_DIGITS = 3  # a typed number coarser than the question's is right only with this many
 
 
 @dataclass(frozen=True)
@@ -36,8 +46,12 @@ class Question:
     """A question about the current example. `choices` empty means a numeric answer.
 
     `wrong` holds the wrong answers that misconceptions give on this example; those that are
-    undefined (NaN), within the tolerance of the truth or of an earlier wrong answer, or that
-    print the same, are dropped when the question is made: an answer is never both.
+    undefined (NaN), or that the grader cannot tell from the truth or from an earlier wrong
+    answer at the question's precision, are dropped when the question is made: an answer is
+    never both. `scale` is the size the numbers are read against (None: the largest of the
+    answer and its wrong answers); `refine` is how many digits beyond that precision the
+    options may show to keep a mistake apart from the truth (the conventions' ε questions,
+    where the difference ε makes is the point).
     """
 
     qid: str  # stable for the same example, new for a new one
@@ -46,32 +60,93 @@ class Question:
     explanation: str
     choices: tuple[str, ...] = ()
     wrong: tuple[Wrong, ...] = ()
+    scale: float | None = None
+    refine: int = 0
+    unit: float = field(init=False, default=0.0)  # the last digit shown and marked; 0: choices
+    fixed: bool = field(init=False, default=True)  # decimals (2.2361), else 1.234e-05
 
     def __post_init__(self) -> None:
         for w in self.wrong:
             if w.misconception not in MISCONCEPTIONS:
                 raise ValueError(f"unknown misconception {w.misconception!r}")
+        if self.choices or isinstance(self.answer, str):
+            kept: list[Wrong] = []
+            for w in self.wrong:
+                if w.answer != self.answer and w.answer not in (k.answer for k in kept):
+                    kept.append(w)
+            object.__setattr__(self, "wrong", tuple(kept))
+            return
+        size = self._size()
+        object.__setattr__(self, "fixed", FIXED_RANGE[0] <= size < FIXED_RANGE[1])
+        base = _base_unit(size)
+        finest = self._separable(base / 10**self.refine)
+        for k in range(self.refine + 1):  # the coarsest precision that keeps as many apart
+            if len(self._separable(base / 10**k)) == len(finest):
+                object.__setattr__(self, "unit", base / 10**k)
+                break
+        object.__setattr__(self, "wrong", self._separable(self.unit))
+
+    def _size(self) -> float:
+        if self.scale is not None and math.isfinite(self.scale) and self.scale > 0:
+            return float(self.scale)
+        values = [float(self.answer), *(float(w.answer) for w in self.wrong)]
+        finite = [abs(v) for v in values if math.isfinite(v) and v != 0]
+        return max(finite, default=1.0)
+
+    def _separable(self, unit: float) -> tuple[Wrong, ...]:
+        """The wrong answers, in order, that are finite and more than one `unit` from the
+        truth and from each one kept before them: no two round to the same text."""
         kept: list[Wrong] = []
         for w in self.wrong:
-            if self._distinct(w.answer, [self.answer, *(k.answer for k in kept)]):
+            v = float(w.answer)
+            taken = [float(self.answer), *(float(k.answer) for k in kept)]
+            if math.isfinite(v) and all(
+                not math.isfinite(t) or abs(v - t) > unit * (1 + SLACK) for t in taken
+            ):
                 kept.append(w)
-        object.__setattr__(self, "wrong", tuple(kept))
+        return tuple(kept)
 
-    def _distinct(self, value: float | str, taken: list[float | str]) -> bool:
-        if self.choices or isinstance(value, str):
-            return value not in taken
-        v = float(value)
-        return (
-            np.isfinite(v)
-            and fmt(v) not in {fmt(float(t)) for t in taken}
-            and all(abs(v - float(t)) > self.tolerance for t in taken if np.isfinite(float(t)))
-        )
+    def text(self, value: float | str) -> str:
+        """`value` as the question shows it: rounded to its unit, trailing zeros dropped."""
+        if isinstance(value, str):
+            return value
+        return _rounded_text(float(value), self.unit, self.fixed)
 
     @property
-    def tolerance(self) -> float:
-        """How far a numeric answer may be from the truth: two decimals or 1 %."""
-        scale = abs(float(self.answer))
-        return max(0.005, 0.01 * scale) if np.isfinite(scale) else 0.005
+    def precision(self) -> str:
+        """The question's precision in words: "4 decimals", "4 significant digits"."""
+        if self.fixed:
+            return f"{_decimals(self.unit)} decimals"
+        digits = math.floor(math.log10(self._size())) + _decimals(self.unit) + 1
+        return f"{digits} significant digits"
+
+
+def _decimals(unit: float) -> int:
+    return round(-math.log10(unit))
+
+
+def _base_unit(size: float) -> float:
+    """The last digit a question about numbers of `size` shows: 4 decimals (as the app's
+    lnlab.core.numbers.fmt) from 0.1 to a million, 4 significant digits outside."""
+    exponent = math.floor(math.log10(size))
+    if size < FIXED_RANGE[1]:
+        return 10.0 ** min(-4, exponent - 3)
+    return 10.0 ** (exponent - 3)
+
+
+def _rounded_text(v: float, unit: float, fixed: bool) -> str:
+    """`v` rounded to `unit`: "2.2361", "0", "1.235e+06", "NaN", "∞"."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if abs(v) < unit / 2:
+        return "0"
+    if fixed:
+        text = f"{v:.{_decimals(unit)}f}".rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "0") else text
+    digits = max(1, math.floor(math.log10(abs(v))) + _decimals(unit) + 1)
+    return f"{v:.{digits}g}"
 
 
 RIGHT, OTHER = "right", "other"
@@ -99,38 +174,84 @@ def group_name(group: str) -> str:
     return GROUP_NAMES.get(group, GROUP_NAMES[OTHER])
 
 
-def _shown(answer: float | str) -> str:
-    return answer if isinstance(answer, str) else fmt(answer)
-
-
 def diagnose(question: Question, given: str) -> Diagnosis:
     """Mark `given` and say which misconception it matches, with the example's numbers.
 
-    Numbers match the truth, or else the nearest wrong answer, within the question's tolerance
-    (the truth wins ties); bad numbers raise InputError.
+    A number is right when it rounds to the answer's text at the question's precision, and
+    matches a wrong answer that rounds to that one's text. A number typed with fewer digits
+    than the question shows is read at its own precision, if it keeps MIN_DIGITS significant
+    digits of the value it stands for: right when the truth rounds to it and no offered
+    mistake does, a mistake's when that mistake rounds to it and the truth does not. A coarse
+    number the truth rounds to that cannot be marked so raises InputError, which asks for the
+    question's precision; a number that does not parse raises it too.
     """
-    truth = _shown(question.answer)
+    truth = question.text(question.answer)
     if question.choices:
         if given == question.answer:
             return _diagnosis(question, RIGHT, "Right.")
         match = next((w for w in question.wrong if w.answer == given), None)
     else:
-        if not given.strip():
+        text = given.strip()
+        if not text:
             raise InputError("type a number first")
-        right = _diagnosis(question, RIGHT, f"Right: the answer is {truth}.")
-        if given.strip() == truth:  # the option as printed: "NaN" too, which no box parses
-            return right
-        value = float(parse_vector(given, 1, name="your answer")[0])
-        if abs(value - float(question.answer)) <= question.tolerance:  # never for NaN
-            return right
-        near = [w for w in question.wrong if abs(value - float(w.answer)) <= question.tolerance]
-        match = min(near, key=lambda w: abs(value - float(w.answer)), default=None)
+        if text == truth:  # the option as printed: "NaN" too, which no box parses
+            return _right(question, truth)
+        match = next((w for w in question.wrong if question.text(w.answer) == text), None)
+        if match is None:
+            found = _match_number(
+                question, float(parse_vector(text, 1, name="your answer")[0]), text
+            )
+            if found is RIGHT:
+                return _right(question, truth)
+            match = found  # type: ignore[assignment]
     if match is None:
         return _diagnosis(question, OTHER, f"Not quite: the answer is {truth}.")
     m = MISCONCEPTIONS[match.misconception]
     answer = f"The answer is {truth}."
     lead = f"{m.name}: {match.note or m.why} {answer}"
     return _diagnosis(question, m.key, f"{m.name}. {answer}", lead)
+
+
+def _right(question: Question, truth: str) -> Diagnosis:
+    return _diagnosis(question, RIGHT, f"Right: the answer is {truth}.")
+
+
+def _match_number(question: Question, value: float, text: str) -> Wrong | str | None:
+    """RIGHT, the wrong answer `value` stands for, or None (see `diagnose`)."""
+    shown = question.text(value)
+    if shown == question.text(question.answer):
+        return RIGHT
+    match = next((w for w in question.wrong if question.text(w.answer) == shown), None)
+    typed = _typed_unit(text)
+    if match is not None or typed <= question.unit * (1 + SLACK):
+        return match
+    half = typed / 2 * (1 + SLACK)
+
+    def rounds_to_it(target: float) -> bool:  # and `typed` keeps MIN_DIGITS of it
+        return abs(value - target) <= half and typed <= abs(target) / 10 ** (MIN_DIGITS - 1)
+
+    answer = float(question.answer)
+    if math.isfinite(answer) and abs(value - answer) <= half:
+        if rounds_to_it(answer) and not any(
+            abs(value - float(w.answer)) <= half for w in question.wrong
+        ):
+            return RIGHT
+        raise InputError(f"give your answer to {question.precision}: {text} is too coarse to mark")
+    near = [w for w in question.wrong if rounds_to_it(float(w.answer))]
+    return min(near, key=lambda w: abs(value - float(w.answer)), default=None)
+
+
+_DIGITS = re.compile(r"[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+\.")
+
+
+def _typed_unit(text: str) -> float:
+    """The last digit a typed number gives: 0.01 for "2.24", 1 for "5", 10 for "1.5e2"."""
+    found = _DIGITS.search(text)
+    try:
+        exponent = Decimal(found.group()).as_tuple().exponent if found else 0
+    except InvalidOperation:
+        exponent = 0
+    return 10.0 ** int(exponent)  # type: ignore[arg-type]
 
 
 def _diagnosis(question: Question, group: str, headline: str, lead: str = "") -> Diagnosis:
@@ -142,11 +263,11 @@ def _diagnosis(question: Question, group: str, headline: str, lead: str = "") ->
 
 def options(question: Question) -> tuple[str, ...]:
     """The multiple-choice texts: the question's own choices, or else the answer and each
-    wrong answer as lnlab.core.numbers.fmt prints them, in an order fixed by the qid (every student
-    sees the same order, and the answer is not always first)."""
+    wrong answer as the question shows them (Question.text), in an order fixed by the qid
+    (every student sees the same order, and the answer is not always first)."""
     if question.choices:
         return question.choices
-    texts = [_shown(question.answer), *(_shown(w.answer) for w in question.wrong)]
+    texts = [question.text(question.answer), *(question.text(w.answer) for w in question.wrong)]
     return tuple(
         sorted(texts, key=lambda t: hashlib.sha256(f"{question.qid}|{t}".encode()).digest())
     )

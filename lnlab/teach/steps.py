@@ -18,13 +18,18 @@ from lnlab.teach.latex import bracketed, joined, num, term, vector
 
 @dataclass(frozen=True)
 class StepInfo:
-    """One step: what it computes (`key`, the LayerNormTrace field), and how it is taught."""
+    """One step: what it computes (`key`, the LayerNormTrace field), and how it is taught.
+
+    A step that asks a question shows `setting` before it and `explanation` with its formula
+    after it: they tell the rule that gives the answer. A step that asks none shows them all.
+    """
 
     key: str  # mean, var, std, x_hat, y
     title: str
     symbol: str  # plain text, for table headers and metrics
     formula: str  # LaTeX, symbolic
-    explanation: str  # Markdown, one or two sentences
+    setting: str  # Markdown, one sentence: what the step is for, without its rule
+    explanation: str  # Markdown, one or two sentences: the rule, and why
     question: str | None  # the prediction asked before the step's result, or None
 
 
@@ -34,24 +39,26 @@ STEPS: tuple[StepInfo, ...] = (
         "Mean",
         "μ",
         r"\mu = \dfrac{1}{D}\sum_{i=1}^{D} x_i",
-        "Add the token's $D$ features and divide by $D$: the centre the token will be moved "
-        "to 0 from. Only this token's own features take part.",
-        'What is the mean of token "{label}"?',
+        "First, the centre that the token will be moved to 0 from.",
+        "Add the token's $D$ features and divide by $D$. Only this token's own features take part.",
+        'What mean does Layer Norm subtract from token "{label}"?',
     ),
     StepInfo(
         "var",
         "Variance",
         "σ²",
         r"\sigma^2 = \dfrac{1}{D}\sum_{i=1}^{D} (x_i - \mu)^2",
-        "The average squared distance from the mean: how spread out the features are. "
-        "Layer Norm divides by $D$, not $D - 1$: it describes exactly these $D$ numbers.",
-        "What is its variance (divide by D)?",
+        "Next, how spread out the token is around that centre.",
+        "The average squared distance from the mean. Layer Norm divides by $D$, not $D - 1$: "
+        "it describes exactly these $D$ numbers.",
+        "What variance does Layer Norm compute for it?",
     ),
     StepInfo(
         "std",
         "Standard deviation with epsilon",
         "σ_ε",
         r"\sigma_\epsilon = \sqrt{\sigma^2 + \epsilon}",
+        "The spread as a standard deviation, the number the token will be divided by.",
         "A small $\\epsilon$ goes inside the square root, so a constant token "
         "($\\sigma^2 = 0$) never divides by zero.",
         None,
@@ -61,8 +68,11 @@ STEPS: tuple[StepInfo, ...] = (
         "Normalize",
         "x̂",
         r"\hat{x}_i = \dfrac{x_i - \mu}{\sigma_\epsilon}",
+        "Now the token is centred and rescaled with the numbers of steps 1 to 3.",
         "Subtract the mean and divide by $\\sigma_\\epsilon$: the token now has mean 0 and "
-        "standard deviation 1 (a hair under, because of $\\epsilon$).",
+        "standard deviation $\\sqrt{\\sigma^2 / (\\sigma^2 + \\epsilon)}$, just under 1 when "
+        "$\\epsilon$ is small next to $\\sigma^2$, and 0 when the token is constant and "
+        "$\\epsilon > 0$.",
         "What will its first feature be after normalizing?",
     ),
     StepInfo(
@@ -70,8 +80,10 @@ STEPS: tuple[StepInfo, ...] = (
         "Scale and shift",
         "y",
         r"y_i = \gamma_i \hat{x}_i + \beta_i",
-        "Learned $\\gamma$ and $\\beta$ (one per feature) scale and shift the normalized "
-        "features, so the model can give back any mean and spread it finds useful.",
+        "Last, two learned vectors, γ and β, one number per feature each, act on the "
+        "normalized features.",
+        "$\\gamma$ scales and $\\beta$ shifts each normalized feature, so the model can give "
+        "back any mean and spread it finds useful.",
         "And its first output after scale and shift?",
     ),
 )

@@ -792,6 +792,16 @@ def test_bad_input_raises_input_error(call):
         call()
 
 
+@pytest.mark.parametrize(
+    "norm", [lnlab.layer_norm, lnlab.layer_norm_trace, lnlab.batch_norm, lnlab.rms_norm]
+)
+def test_a_single_number_is_told_the_shape_it_needs(norm):
+    """A 0-d input is not "empty": the message says it needs an axis of features, with an
+    example of one token and of several."""
+    with pytest.raises(InputError, match=r"single number \(shape \(\)\).*\[2, 4, 6, 8\]"):
+        norm(3.0)
+
+
 # ---------------------------------------------------------------- devices
 
 ALL_FUNCTIONS = {

@@ -1,4 +1,4 @@
-"""Predict-then-reveal questions: drawn from the example, marked within a sensible tolerance."""
+"""Predict-then-reveal questions: drawn from the example, marked at the precision they show."""
 
 import numpy as np
 import pytest
@@ -20,6 +20,7 @@ from lnlab.teach.quiz import (
     group_of,
     options,
     score,
+    std_wrongs,
 )
 
 
@@ -38,10 +39,85 @@ def test_token_questions_use_this_tokens_numbers():
 
 @pytest.mark.parametrize(
     ("given", "correct"),
-    [("5", True), ("5.00", True), ("4.96", True), ("4.94", False), ("6", False), ("5e0", True)],
+    [
+        ("5", True),
+        ("5.00", True),
+        ("5.00004", True),
+        ("5e0", True),
+        ("4.9999", False),
+        ("4.96", False),
+        ("5.01", False),
+        ("6", False),
+    ],
 )
-def test_numeric_answers_within_two_decimals(given, correct):
-    assert diagnose(_token_questions([[2.0, 4.0, 6.0, 8.0]])["mean"], given).correct is correct
+def test_numbers_are_marked_at_the_precision_shown(given, correct):
+    """The mean 5 shows as "5" at 4 decimals: right is what rounds to it there."""
+    q = _token_questions([[2.0, 4.0, 6.0, 8.0]])["mean"]
+    assert q.unit == 1e-4 and q.precision == "4 decimals"
+    assert diagnose(q, given).correct is correct
+
+
+@pytest.mark.parametrize(
+    ("given", "group"),
+    [
+        ("-1.3416", RIGHT),
+        ("-1.34164", RIGHT),
+        ("-1.34", RIGHT),
+        ("-1.342", RIGHT),
+        ("-1.3417", OTHER),
+        ("-1.341", OTHER),
+        ("-1.1619", "d_minus_1"),
+        ("-1.16", "d_minus_1"),
+    ],
+)
+def test_fewer_digits_are_read_at_their_own_precision(given, group):
+    """x_hat1 of (2, 4, 6, 8) is -1.3416 (-1.16189... dividing by D - 1): "-1.34" has three
+    significant digits, the truth rounds to it and no mistake does, so it is right; "-1.341"
+    is a truncation the truth does not round to."""
+    q = _token_questions([[2.0, 4.0, 6.0, 8.0]])["xhat"]
+    assert diagnose(q, given).group == group
+
+
+@pytest.mark.parametrize("given", ["-1.3", "-1", "−1"])
+def test_too_coarse_to_tell_asks_for_the_precision(given):
+    """Two significant digits or fewer: the answer and a mistake may both round to it."""
+    q = _token_questions([[2.0, 4.0, 6.0, 8.0]])["xhat"]
+    with pytest.raises(InputError, match="give your answer to 4 decimals"):
+        diagnose(q, given)
+
+
+def test_the_grader_tells_epsilon_conventions_apart():
+    """x = (2, 4, 6, 8): PyTorch's σ_ε = √5.00001 = 2.2360702, √5 = 2.2360680 (no ε) and
+    √5 + 1e-5 = 2.2360780 (ε outside). A question about ε's place may show the digits that
+    tell them apart (refine); then 2.2361 is too coarse, and each text is its own group."""
+    x, eps = np.array([2.0, 4.0, 6.0, 8.0]), 1e-5
+    truth = float(np.sqrt(5 + eps))
+    plain = Question("s-1", "?", truth, "", wrong=std_wrongs(x, eps))
+    assert [w.misconception for w in plain.wrong] == ["d_minus_1"]  # the rest print 2.2361
+    fine = Question("s-2", "?", truth, "", wrong=std_wrongs(x, eps), refine=6)
+    assert fine.unit == 1e-6 and len(options(fine)) == 4
+    assert [diagnose(fine, t).group for t in ("2.23607", "2.236068", "2.236078")] == [
+        RIGHT,
+        "no_eps",
+        "eps_outside",
+    ]
+    with pytest.raises(InputError, match="6 decimals"):
+        diagnose(fine, "2.2361")
+    keras = Question("s-3", "?", float(np.sqrt(5.001)), "", wrong=std_wrongs(x, 1e-3))
+    assert not diagnose(keras, "2.2361").correct  # PyTorch's σ_ε is not Keras's
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1e-200, 1.0, 1e200])
+def test_precision_follows_the_size_of_the_numbers(scale):
+    """The mean of scale * (1, 2, 3, 4) against the first feature's mean over two tokens:
+    kept apart, and each marked as itself, at every scale."""
+    x = scale * np.array([[1.0, 2.0, 3.0, 4.0], [3.0, 2.0, 5.0, 4.0]])
+    q = _token_questions(x)["mean"]
+    assert [w.misconception for w in q.wrong] == ["across_batch"]
+    assert diagnose(q, options(q)[0]).group != diagnose(q, options(q)[1]).group
+    assert diagnose(q, repr(2.5 * scale)).correct
+    assert diagnose(q, repr(2.0 * scale)).group == "across_batch"
+    assert not diagnose(q, repr(2.6 * scale)).correct
 
 
 def test_unicode_minus_is_a_minus():
@@ -112,12 +188,13 @@ def _all_questions():
 def test_every_wrong_option_is_diagnosed_as_its_misconception(q):
     texts = options(q)
     assert len(set(texts)) == len(texts) == 1 + len(q.wrong)  # distinct after formatting
-    assert group_of(q, fmt(q.answer)) == RIGHT
+    assert group_of(q, q.text(q.answer)) == RIGHT
     for w in q.wrong:
-        d = diagnose(q, fmt(w.answer))
+        d = diagnose(q, q.text(w.answer))
         assert (d.correct, d.group) == (False, w.misconception)
         assert d.message.startswith(MISCONCEPTIONS[w.misconception].name)
-        assert abs(w.answer - q.answer) > q.tolerance and np.isfinite(w.answer)
+        assert abs(w.answer - q.answer) > q.unit and np.isfinite(w.answer)
+        assert diagnose(q, repr(float(w.answer))).group == w.misconception
 
 
 def test_feedback_names_the_mistake_with_the_students_numbers():
@@ -151,16 +228,21 @@ def test_eps_mistakes_show_when_epsilon_matters():
     assert qs["xhat"].answer == pytest.approx(-1 / np.sqrt(5), abs=1e-7)
 
 
-def test_the_truth_wins_a_tie_and_the_nearest_wrong_wins_otherwise():
+def test_the_nearest_text_wins():
+    """Options are more than one unit apart, so each number rounds to at most one of them."""
     q = Question("t-1", "?", 1.0, "", wrong=(Wrong("d_minus_1", 1.012), Wrong("no_eps", 1.04)))
-    assert diagnose(q, "1.006").group == RIGHT  # within tolerance of both 1 and 1.012
-    assert diagnose(q, "1.02").group == "d_minus_1"
-    assert diagnose(q, "1.035").group == "no_eps"
+    assert q.unit == 1e-4 and len(q.wrong) == 2
+    assert diagnose(q, "1.00004").group == RIGHT
+    assert diagnose(q, "1.012").group == "d_minus_1"
+    assert diagnose(q, "1.04").group == "no_eps"
+    assert diagnose(q, "1.02").group == OTHER
 
 
 def test_duplicate_and_unknown_wrongs():
-    q = Question("t-2", "?", 1.0, "", wrong=(Wrong("no_eps", 2.0), Wrong("d_minus_1", 2.001)))
+    q = Question("t-2", "?", 1.0, "", wrong=(Wrong("no_eps", 2.0), Wrong("d_minus_1", 2.00005)))
     assert [w.misconception for w in q.wrong] == ["no_eps"]  # the same option twice: first kept
+    near = Question("t-4", "?", 1.0, "", wrong=(Wrong("no_eps", 1.00009),))
+    assert near.wrong == ()  # within a unit of the truth: the grader could not tell them apart
     with pytest.raises(ValueError, match="unknown misconception"):
         Question("t-3", "?", 1.0, "", wrong=(Wrong("typo", 2.0),))
 
@@ -170,7 +252,7 @@ def test_options_keep_one_order_per_question():
     assert options(q) == options(
         _token_questions([[2.0, 4.0, 6.0, 8.0], [1.0, 0.0, 3.0, 5.0]])["xhat"]
     )
-    firsts = {options(q)[0] == fmt(q.answer) for q in _all_questions() if q.wrong}
+    firsts = {options(q)[0] == q.text(q.answer) for q in _all_questions() if q.wrong}
     assert firsts == {True, False}  # the answer is not always first
 
 

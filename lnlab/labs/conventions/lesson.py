@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from lnlab.labs.conventions.compare import (
 from lnlab.labs.conventions.plots import claim_errors, groupings_heatmap, outputs_by_convention
 from lnlab.teach.latex import num
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
-from lnlab.teach.misconceptions import variance
+from lnlab.teach.misconceptions import std, variance
 from lnlab.teach.quiz import Question, Wrong, std_wrongs
 
 TITLE = "Conventions and checker"
@@ -49,6 +50,7 @@ SIX, AXES, CHECK = "six", "axes", "check"  # the sections whose widgets the page
 DIFF_HELP = "The largest |output − PyTorch's output| over every token and feature."
 AXES_HELP = "The largest |output − per-token Layer Norm's output|."
 BARS = "Each group of bars is one feature of the token; each colour one convention."
+REFINE = 4  # the ε questions may show 4 more digits than 4 decimals: ε's effect is small
 
 
 def token_labels(n: int) -> list[str]:
@@ -66,8 +68,8 @@ def slides(
     sentence `axes` was, and the checked claims `check`."""
     label = token_labels(comparison.x.shape[0])[token]
     differences = (
-        _difference(comparison, token, label, key, title, text, formula, worked)
-        for key, title, text, formula, worked in _DIFFERENCES
+        _difference(comparison, token, label, key, title, text, finding, formula, worked)
+        for key, title, text, finding, formula, worked in _DIFFERENCES
     )
     return Lesson(
         key="conventions",
@@ -107,7 +109,7 @@ def _token_numbers(comparison: ConventionComparison, token: int) -> dict[str, fl
     """The chosen token's numbers the worked formulas substitute: its mean, variance, std,
     D, and each convention's denominator (keyed by convention)."""
     x = comparison.x[token]
-    numbers = {"mean": float(np.mean(x)), "var": float(np.var(x)), "std": float(np.std(x))}
+    numbers = {"mean": float(np.mean(x)), "var": variance(x), "std": std(x, 0.0, "no_eps")}
     numbers |= {"d": float(x.size)}
     return numbers | {r.convention.key: float(r.denominator[token]) for r in comparison.runs}
 
@@ -143,31 +145,65 @@ def _rms_worked(n: dict[str, float]) -> str:
     )
 
 
-_DIFFERENCES = (  # key, title, explanation, formula, worked: one difference from PyTorch each
+def _eps_size_finding(n: dict[str, float]) -> str:
+    """ε's size, said with the token's own σ²: each ε scales the outputs by √(σ²/(σ² + ε))."""
+    if n["var"] == 0:
+        return (
+            "Each adds ε to the variance under the root. This token is constant (σ² = 0): "
+            "x − μ is 0, and every ε > 0 gives the same outputs, 0."
+        )
+    factors = ", ".join(  # σ / σ_ε, each computed without squaring σ (1e200 stays finite)
+        f"{convention(k).short} {fmt(n['std'] / n[k])}" for k in ("pytorch", "keras", "bert")
+    )
+    size = f"σ² = {fmt(n['var'])}" if np.isfinite(n["var"]) else f"σ = {fmt(n['std'])}"
+    return (
+        "Each adds ε to the variance under the root, so each output is √(σ²/(σ² + ε)) times "
+        "what ε = 0 would give: smaller by about ε/(2σ²) of itself when ε is small next to "
+        f"σ², however large σ² is. Here {size}: {factors}."
+    )
+
+
+def _eps_place_finding(n: dict[str, float]) -> str:
+    """Where ε goes, said with the token's own denominators."""
+    gap, pytorch = abs(n["numpy"] - n["pytorch"]), n["pytorch"]
+    share = f", {fmt(100 * gap / pytorch, 100)}% of PyTorch's" if pytorch > 0 else ""
+    return (
+        "PyTorch adds ε under the root; the NumPy class computes `np.std(x) + eps`, adding ε "
+        "to the std. Both keep the denominator above 0, and they differ most, for their "
+        "size, on a nearly constant token (σ near 0). Here the two denominators differ by "
+        f"{fmt(gap, pytorch or 1.0)}{share}."
+    )
+
+
+_DIFFERENCES = (  # key, title, setting, finding (from the token's numbers), formula, worked
     (
         "eps_size",
         "How big is ε: PyTorch, Keras, BERT",
-        "PyTorch adds ε = 10⁻⁵ to the variance, Keras 10⁻³, BERT 10⁻¹². ε only matters next "
-        "to the variance: it moves the outputs when σ² is small, and not at all when it is "
-        "large.",
+        "PyTorch's ε is 10⁻⁵, Keras's 10⁻³, BERT's 10⁻¹².",
+        _eps_size_finding,
         r"y_i = \frac{x_i - \mu}{\sqrt{\sigma^2 + \epsilon}}",
         _eps_worked,
     ),
     (
         "eps_place",
-        "ε inside the square root, or added to the std",
-        f"PyTorch adds ε under the root. The NumPy class of *{TITLES[LECTURE_5]}* computes "
-        "`np.std(x) + eps`: ε is added to the std. Both keep the denominator above 0; the "
-        "outputs differ only when σ is tiny.",
+        "Where ε goes: PyTorch and the NumPy class",
+        f"PyTorch and the NumPy class of *{TITLES[LECTURE_5]}* both add an ε to keep the "
+        "denominator above 0, in different places.",
+        _eps_place_finding,
         r"\text{PyTorch: }\sqrt{\sigma^2 + \epsilon}\qquad\text{NumPy class: }\sigma + \epsilon",
         _place_worked,
     ),
     (
         "bessel",
         "Divide by D, or by D − 1",
-        "The Annotated Transformer calls `x.std()`, which divides the variance by $D - 1$ "
-        "(Bessel's correction). Its std is larger by $\\sqrt{D/(D-1)}$, so its outputs are "
-        "smaller: far apart for small $D$, nearly equal at $D = 512$.",
+        "The Annotated Transformer computes its std with `x.std()`; PyTorch's nn.LayerNorm "
+        "computes its own.",
+        lambda n: (
+            "`x.std()` divides the variance by $D - 1$ (Bessel's correction); nn.LayerNorm by "
+            "$D$. So the Annotated Transformer's std is larger by $\\sqrt{D/(D-1)}$ and its "
+            "outputs smaller: far apart for small $D$, nearly equal at $D = 512$. It also adds "
+            "its ε (10⁻⁶) to the std, not under the root."
+        ),
         r"y_{\text{Annotated}} \approx \sqrt{\tfrac{D-1}{D}}\; y_{\text{PyTorch}}",
         _bessel_worked,
     ),
@@ -175,8 +211,9 @@ _DIFFERENCES = (  # key, title, explanation, formula, worked: one difference fro
         "rmsnorm",
         "Subtract the mean, or not: RMSNorm",
         "RMSNorm (LLaMA, T5) skips the mean: it divides $x$ by its root mean square and has no "
-        "β. For a token whose mean is 0 that is σ, and the outputs match Layer Norm's; the "
-        "further the mean from 0, the more they differ.",
+        "β. For a token whose mean is 0 that root mean square is σ, and the outputs match "
+        "Layer Norm's up to their ε; the further the mean from 0, the more they differ.",
+        lambda n: "",
         r"y_i = \frac{x_i}{\sqrt{\tfrac{1}{D}\sum_j x_j^2 + \epsilon}}",
         _rms_worked,
     ),
@@ -195,10 +232,13 @@ def _difference(
     label: str,
     key: str,
     title: str,
-    explanation: str,
+    setting: str,
+    finding: Callable[[dict[str, float]], str],
     formula: str,
     worked: Callable[[dict[str, float]], str],
 ) -> Section:
+    """One difference from PyTorch. With a question, the setting shows before it and the
+    rule (the finding and the formula) after; RMSNorm's asks none and shows it all."""
     keys = _COMPARED[key]
     numbers = _token_numbers(comparison, token)
     metrics = tuple(
@@ -207,19 +247,22 @@ def _difference(
     )
     if key == "bessel" and comparison.x.shape[1] > 1:
         metrics += (Metric("√((D − 1)/D)", unbiased_ratio(comparison.x.shape[1])),)
+    question = difference_question(comparison, token, label, key)
+    asks = question is not None
     return Section(
         key=key,
         title=title,
-        explanation=explanation,
-        formulas=(formula,),
-        worked=(worked(numbers),),
+        explanation=setting,
+        finding=finding(numbers),
+        formulas=() if asks else (formula,),
+        worked=(formula, worked(numbers)) if asks else (worked(numbers),),
         numbers=metrics,
         figure=Figure(
             outputs_by_convention(comparison, token, label, (REFERENCE, *keys)),
             f"conventions-{key}",
             BARS,
         ),
-        question=difference_question(comparison, token, label, key),
+        question=question,
     )
 
 
@@ -235,19 +278,24 @@ def difference_question(
     qid = f"cv{key}-" + hashlib.sha256(repr((key, x.tobytes())).encode()).hexdigest()[:12]
     if key in ("eps_size", "eps_place"):
         c = convention("keras" if key == "eps_size" else REFERENCE)
-        return Question(
+        q = Question(
             qid,
-            f"For {label}, x = {vector}: what is {c.name}'s denominator √(σ² + ε), with "
-            f"ε = {fmt(c.eps)}?",
+            f"For {label}, x = {vector}: what does {c.name} (ε = {fmt(c.eps)}) divide x − μ by?",
             n[c.key],
-            f"σ² = {fmt(n['var'])}, so √({fmt(n['var'])} + {fmt(c.eps)}) = {fmt(n[c.key])}.",
+            "",
             wrong=std_wrongs(x, c.eps),
+            refine=REFINE,
+        )
+        return replace(  # the explanation at the digits the options show
+            q,
+            explanation=f"σ² = {fmt(n['var'])}, so √({fmt(n['var'])} + {fmt(c.eps)}) = "
+            f"{q.text(n[c.key])}.",
         )
     if key == "bessel":
         d = int(n["d"])
         return Question(
             qid,
-            f"For {label}, x = {vector}: what is PyTorch's σ, dividing by D = {d}?",
+            f"For {label}, x = {vector}: what σ (before ε) does PyTorch's nn.LayerNorm compute?",
             n["std"],
             f"√(σ²) with σ² = {fmt(n['var'])}, the squared distances' sum divided by D = {d}: "
             f"{fmt(n['std'])}.",

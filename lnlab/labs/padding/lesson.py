@@ -282,13 +282,18 @@ def _bn_stats(lab: pad.PaddingLab, question: Question) -> Section:
     naive, masked = lab.norms.naive_bn, lab.norms.masked_bn
     return Section(
         key="bn_stats",
-        title="Batch Norm's statistics, with and without PAD",
-        explanation=(
+        title="Batch Norm's statistics",
+        explanation="Each feature's mean, variance and σ_ε under Batch Norm, two ways: naive "
+        "and masked.",
+        finding=(  # after the question: which rows enter is its answer
             f"Batch Norm averages each feature **down its column**: naively over all "
             f"{naive.count} rows, PAD zeros included; masked, over the {masked.count} real "
-            "tokens only. The zeros pull the mean towards 0 and change the variance."
+            "tokens only. "
+            + _pull(naive.mean[0], masked.mean[0])
+            + " Layer Norm's statistics of a real token come from its own features, so PAD "
+            "rows never enter them."
         ),
-        formulas=(
+        worked=(
             r"\mu_j = \tfrac{1}{n}\textstyle\sum_i x_{ij}, \quad "
             r"\sigma^2_j = \tfrac{1}{n}\textstyle\sum_i (x_{ij} - \mu_j)^2",
         ),
@@ -297,16 +302,27 @@ def _bn_stats(lab: pad.PaddingLab, question: Question) -> Section:
     )
 
 
+def _pull(naive: float, masked: float) -> str:
+    """What the PAD zeros did to feature 1's mean, in words its numbers bear out."""
+    if naive == masked:
+        return f"Here f1's mean is {fmt(masked)} both ways."
+    return (
+        f"The zeros pull each mean towards 0: f1's is {fmt(naive)} with them, {fmt(masked)} "
+        "without."
+    )
+
+
 def _ln_stats(lab: pad.PaddingLab, question: Question) -> Section:
     return Section(
         key="ln_stats",
-        title="Layer Norm's statistics: one token at a time",
-        explanation=(
+        title="Layer Norm's statistics",
+        explanation="Each token's mean, variance and σ_ε under Layer Norm.",
+        finding=(  # after the question: which numbers enter is its answer
             f"Layer Norm averages each token **across its row**, over its own {pad.DIM} "
             "features. No other row enters: a PAD row is all zeros, so its mean and its "
             "variance are 0, and the real tokens' statistics are the same padded or not."
         ),
-        formulas=(
+        worked=(
             r"\mu_t = \tfrac{1}{D}\textstyle\sum_j x_{tj}, \quad "
             r"\sigma^2_t = \tfrac{1}{D}\textstyle\sum_j (x_{tj} - \mu_t)^2",
         ),
@@ -357,10 +373,13 @@ def _outputs(
     return (
         Section(
             key="naive_out",
-            title="Naive Batch Norm's output: PAD rows are no longer zero",
-            explanation="Every row is normalized with its column's padded statistics.",
-            formulas=(rule,),
-            worked=pad_row,
+            title="Naive Batch Norm's output",
+            explanation="Every row, PAD rows too, through naive Batch Norm (γ = 1).",
+            finding="Every row is normalized with its column's padded statistics: PAD rows "
+            "are no longer zero."
+            if pads.size
+            else "Every row is normalized with its column's statistics.",
+            worked=(rule, *pad_row),
             numbers=(Table(rows_frame(lab, naive.y), on_slide=False),),
             figure=Figure(
                 figures[0], "pad-naive-bn", "Each PAD row becomes (0 − μ)/σ_ε + β: not zero."
@@ -370,12 +389,13 @@ def _outputs(
         ),
         Section(
             key="masked_out",
-            title="Masked Batch Norm's output: PAD rows stay 0",
-            explanation=(
+            title="Masked Batch Norm's output",
+            explanation="Every row through masked Batch Norm (γ = 1).",
+            finding=(  # after the question: which rows count is its answer
                 "Masked, the statistics come from the real tokens only, and the PAD positions "
                 "are left at 0: the real tokens come out as if there were no padding."
             ),
-            formulas=(rule,),
+            worked=(rule,),
             numbers=(Table(rows_frame(lab, masked.y), on_slide=False),),
             figure=Figure(figures[1], "pad-masked-bn", "PAD positions ignored and left at 0."),
             question=masked_question,
@@ -403,14 +423,13 @@ def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> 
         key=CLOSED_FORM,
         title="What padding does to the statistics",
         explanation=(
-            "If a share p of a column's rows are PAD zeros, and the real tokens have mean μ and "
-            "(biased) variance σ², naive Batch Norm computes:"
+            "A share p of a column's rows are PAD zeros, and the real tokens have mean μ and "
+            "(biased) variance σ². What does naive Batch Norm compute?"
         ),
-        formulas=(
+        finding="Naive Batch Norm computes:",
+        worked=(
             r"\mu_{\text{padded}} = (1 - p)\,\mu, \quad "
             r"\sigma^2_{\text{padded}} = (1 - p)\,\sigma^2 + p\,(1 - p)\,\mu^2",
-        ),
-        worked=(
             rf"p = \tfrac{{{lab.pad_count}}}{{{lab.tokens.shape[0]}}} = {num(p)}",
             rf"\mu_{{\text{{padded}}, {name}}} = (1 - {num(p)}) \times {term(mu)} = "
             rf"{num(cf.predicted_mean[j])}",

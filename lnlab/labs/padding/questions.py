@@ -61,6 +61,15 @@ def padding_questions(
             float(naive.mean[0] / masked.mean[0]) if masked.mean[0] != 0 else 1.0,
             f"The padded mean is (1 - p) times the real one, with p = {fmt(pad_share)} the "
             "share of PAD rows.",
+            wrong=(
+                Wrong(
+                    "bn_ignores_padding",
+                    1.0,
+                    f"1 would leave the mean as it is, as if the PAD zeros were not counted; "
+                    f"naive Batch Norm counts them: f1's mean is {fmt(naive.mean[0])} padded "
+                    f"and {fmt(masked.mean[0])} over the real tokens.",
+                ),
+            ),
         ),
     )
 

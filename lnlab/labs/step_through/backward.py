@@ -64,6 +64,12 @@ def _qid(kind: str, lesson: TokenLesson, dy: np.ndarray) -> str:
     return question_id(kind, *parts)
 
 
+def _after(lesson: TokenLesson, finding: str) -> str:
+    """A questioned slide's finding, led by the NaN note when there is one: before the
+    answer it would give a NaN answer away."""
+    return " ".join((*(f"**{c.text}**" for c in _nan_note(lesson)), finding))
+
+
 def _nan_note(lesson: TokenLesson) -> tuple[Callout, ...]:
     if not lesson.undefined:
         return ()
@@ -97,14 +103,19 @@ def _dgamma_dbeta(lesson: TokenLesson, dy: np.ndarray, check: AutogradCheck) -> 
     x_hat = g.x_hat
     return Section(
         key="dbeta_dgamma",
-        title="Back to β and γ: dβ = dy, dγ = dy x̂",
+        title="Back to β and γ",
         explanation=(
+            "The first gradients backpropagation reaches are those of the learned β and γ, "
+            "one of each per feature."
+        ),
+        finding=_after(  # after the question: the rule gives its answer
+            lesson,
             "$y_i = \\gamma_i \\hat{x}_i + \\beta_i$: $\\beta_i$ adds straight to $y_i$, so "
             "$d\\beta_i = dy_i$; $\\gamma_i$ multiplies $\\hat{x}_i$, so "
-            "$d\\gamma_i = dy_i\\,\\hat{x}_i$. Over a batch, every token adds its own share."
+            "$d\\gamma_i = dy_i\\,\\hat{x}_i$. Over a batch, every token adds its own share.",
         ),
-        formulas=(r"d\beta_i = dy_i,\quad d\gamma_i = dy_i\,\hat{x}_i",),
         worked=(
+            r"d\beta_i = dy_i,\quad d\gamma_i = dy_i\,\hat{x}_i",
             r"d\gamma = "
             + bracketed([rf"{term(a)} \cdot {term(b)}" for a, b in zip(dy, x_hat, strict=True)])
             + rf" = {vector(g.dgamma)}",
@@ -116,7 +127,6 @@ def _dgamma_dbeta(lesson: TokenLesson, dy: np.ndarray, check: AutogradCheck) -> 
             float(g.dgamma[0]),
             f"dγ₁ = dy₁ · x̂₁ = {fmt(dy[0])} · {fmt(x_hat[0])} = {fmt(g.dgamma[0])}.",
         ),
-        callouts=_nan_note(lesson),
     )
 
 
@@ -190,22 +200,25 @@ def _sums(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray, check: Autogr
     )
     return Section(
         key="dx_sums",
-        title="Why dx sums to 0, and dx · x̂",
+        title="Adding up dx, and dx · x̂",
         explanation=(
-            "Adding one number to every feature moves μ along and changes no $\\hat{x}_i$, so "
-            "the loss cannot feel it: $dx$ has no part along $(1, \\dots, 1)$. Both follow "
-            "from $\\sum_i \\hat{x}_i = 0$ and $\\overline{\\hat{x}^2} = "
-            "\\sigma^2 / \\sigma_\\epsilon^2$. Scaling the features about μ leaves $\\hat{x}$ "
-            f"unchanged only when ε = 0, so $dx \\cdot \\hat{{x}}$ keeps an ε term. {eps_note}"
+            "Two checks on the gradient dx: its sum over the features, and its dot product with x̂."
         ),
-        formulas=(
+        finding=_after(  # after the question: the reason is its answer
+            lesson,
+            "Adding one number to every feature moves μ along and changes no $\\hat{x}_i$, so "
+            "the loss cannot feel it: $dx$ has no part along $(1, \\dots, 1)$, and it sums to "
+            "0 for any dy. Both results follow from $\\sum_i \\hat{x}_i = 0$ and "
+            "$\\overline{\\hat{x}^2} = \\sigma^2 / \\sigma_\\epsilon^2$. Scaling the features "
+            "about μ leaves $\\hat{x}$ unchanged only when ε = 0, so "
+            f"$dx \\cdot \\hat{{x}}$ keeps an ε term. {eps_note}",
+        ),
+        worked=(
             rf"\textstyle\sum_i dx_i = \tfrac{{1}}{{\sigma_\epsilon}}\big(\sum_i {DX_HAT}_i"
             rf" - D\,{MEAN_DX_HAT} - {MEAN_PROJECTION} \sum_i \hat{{x}}_i\big) = 0",
             rf"dx \cdot \hat{{x}} = \tfrac{{1}}{{\sigma_\epsilon}} \textstyle\sum_i "
             rf"{DX_HAT}_i \hat{{x}}_i \big(1 - \overline{{\hat{{x}}^2}}\big) = "
             rf"\dfrac{{\epsilon \sum_i {DX_HAT}_i \hat{{x}}_i}}{{\sigma_\epsilon^3}}",
-        ),
-        worked=(
             rf"\textstyle\sum_i dx_i = {joined([term(v, total_scale) for v in g.dx])}"
             rf" = {num(total, total_scale)}",
             rf"dx \cdot \hat{{x}} = \dfrac{{{num(eps)} \cdot {term(projection)}}}"
@@ -219,10 +232,12 @@ def _sums(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray, check: Autogr
         question=Question(
             _qid("sumdx", lesson, dy),
             "What is dx₁ + dx₂ + … + dx_D, the sum of dx over the features?",
-            0.0,
-            "0, for any dy: Σ x̂ = 0 removes the last term and the first two cancel.",
+            float("nan") if lesson.undefined else 0.0,
+            "NaN: with σ_ε = 0 every dx is 0 / 0."
+            if lesson.undefined
+            else "0, for any dy: Σ x̂ = 0 removes the last term and the first two cancel.",
+            scale=total_scale,  # "0" is read against the size of dx, not against 1
         ),
-        callouts=_nan_note(lesson),
     )
 
 

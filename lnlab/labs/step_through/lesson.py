@@ -21,6 +21,7 @@ from lnlab.labs.step_through.token import (
 from lnlab.teach.latex import num
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.markdown import plain
+from lnlab.teach.quiz import Question
 from lnlab.teach.steps import STEPS
 
 TITLE = "Step through one token"
@@ -53,27 +54,32 @@ def slides(lesson: TokenLesson, dy: np.ndarray | None = None) -> Lesson:
     )
 
 
-def _step(lesson: TokenLesson, k: int, question: object) -> Section:
+def _step(lesson: TokenLesson, k: int, question: Question | None) -> Section:
+    """Step k: with a question, its setting before it and its rule after (lnlab.teach.steps);
+    a constant token's note goes after the answer too, since it gives x̂ and y away."""
     info, traced = STEPS[k], lesson.steps[k]
     value = traced.value[lesson.token]
     if value.size == 1:
         numbers: tuple = (Metric(f"{info.symbol} ({info.title.lower()})", float(value[0])),)
     else:
         numbers = (Table(vector_frame(info.symbol, value)),)
+    notes = _warnings(lesson) if info.key in ("std", "x_hat", "y") else ()
+    asks = question is not None
     return Section(
         key=info.key,
         title=info.title,
-        explanation=info.explanation,
-        formulas=(traced.formula,),
-        worked=(traced.latex,),
+        explanation=info.setting if asks else f"{info.setting} {info.explanation}",
+        formulas=() if asks else (traced.formula,),
+        finding=" ".join((info.explanation, *(f"**{n.text}**" for n in notes))) if asks else "",
+        worked=(traced.formula, traced.latex) if asks else (traced.latex,),
         numbers=numbers,
         figure=Figure(
             lambda: token_bars(lesson.x, lesson.x_hat, lesson.y, lesson.mean, lesson.std, k),
             "st_bars",
             BARS_CAPTION,
         ),
-        question=question,  # type: ignore[arg-type]
-        callouts=_warnings(lesson) if info.key in ("std", "x_hat", "y") else (),
+        question=question,
+        callouts=() if asks else notes,
     )
 
 
@@ -97,17 +103,32 @@ def _warnings(lesson: TokenLesson) -> tuple[Callout, ...]:
     return ()
 
 
+def _spread(lesson: TokenLesson) -> str:
+    """What the std of x̂ is on this token, in words its numbers bear out."""
+    c = lesson.check
+    if lesson.undefined:
+        return "With σ_ε = 0, x̂ is NaN, and so is its std."
+    if lesson.var == 0:
+        return "The token is constant, so x̂ is all 0 and its std is 0."
+    if lesson.eps == 0:
+        return "With ε = 0 the std of x̂ is exactly 1 (up to rounding)."
+    return (
+        f"With ε = {fmt(lesson.eps)} under the root, the std of x̂ is √(σ² / (σ² + ε)) = "
+        f"{fmt(c.expected_std)}, under 1 by the share ε takes of σ² + ε."
+    )
+
+
 def _check(lesson: TokenLesson) -> Section:
     c = lesson.check
     d = c.features
     return Section(
         key="check",
-        title="The check: mean 0, standard deviation 1",
-        explanation=(
-            f"Layer Norm divides by $D$: it describes exactly these $D = {d}$ numbers. With "
-            "ε > 0 the std of x̂ is a hair under 1. `torch.std` divides by $D - 1$ (Bessel's "
-            "correction), as if the features were a sample of a larger population, so it "
-            "prints a bigger number."
+        title="The check: the mean and spread of x̂",
+        explanation="Measure the normalized token x̂: its mean and its standard deviation.",
+        finding=(
+            f"Layer Norm divides by $D$: it describes exactly these $D = {d}$ numbers. "
+            f"{_spread(lesson)} `torch.std` divides by $D - 1$ (Bessel's correction), as if "
+            "the features were a sample of a larger population, so it prints a bigger number."
         ),
         worked=(  # after the question: they give its answer
             r"\mathrm{std}(\hat{x}) = \sqrt{\dfrac{\sigma^2}{\sigma^2 + \epsilon}} = "
@@ -166,6 +187,41 @@ def _undo(lesson: TokenLesson) -> Section:
     )
 
 
+def normalized_caption(lesson: TokenLesson) -> str:
+    """What the normalized rows' means and stds are, said from this prompt's numbers: every
+    defined row has mean 0; its std is √(σ² / (σ² + ε)), 1 with ε = 0 and 0 for a constant
+    token."""
+    t = lesson.trace
+    var, eps = t.var[:, 0], lesson.eps
+    defined = t.std[:, 0] > 0
+    constant = [i + 1 for i in np.flatnonzero(defined & (var == 0))]
+    undefined = [i + 1 for i in np.flatnonzero(~defined)]
+    rows = t.x_hat[defined & (var > 0)]  # their std is √(σ² / (σ² + ε)), the caption's
+    spread = np.sqrt(((rows - rows.mean(axis=1, keepdims=True)) ** 2).mean(axis=1))
+    parts = []
+    if spread.size:
+        low, high = fmt(spread.min()), fmt(spread.max())
+        std = (
+            "std 1"
+            if eps == 0
+            else f"std √(σ² / (σ² + ε)) of its token, here {low}"
+            + (f" to {high}" if high != low else "")
+        )
+        parts.append(f"Each row's mean is 0 and its {std}")
+    if constant:
+        parts.append(f"{_tokens(constant)} constant: x̂ all 0, std 0")
+    if undefined:
+        parts.append(f"{_tokens(undefined)} constant with ε = 0: NaN")
+    return "; ".join(parts) + "."
+
+
+def _tokens(numbers: list[int]) -> str:
+    """'token 3 is' or 'tokens 1, 4 are'."""
+    if len(numbers) == 1:
+        return f"token {numbers[0]} is"
+    return f"tokens {', '.join(map(str, numbers))} are"
+
+
 def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
     """The whole prompt, before and after: every token with its own mean and σ_ε."""
     t = lesson.trace
@@ -201,12 +257,7 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
             key="prompt_normalized",
             title="The whole prompt: normalized",
             explanation=own,
-            numbers=(
-                Table(
-                    normalized_table(lesson),
-                    "Each row's mean is 0 and its std 1 (a hair under with ε > 0).",
-                ),
-            ),
+            numbers=(Table(normalized_table(lesson), normalized_caption(lesson)),),
             figure=Figure(
                 lambda: prompt_heatmap(t.x_hat, lesson.labels, "Normalized x̂", lesson.token),
                 "st_heat_normalized",

@@ -11,7 +11,7 @@ from lnlab.core.numbers import DEFAULT_EPS, fmt
 from lnlab.labs.step_through.token import TokenLesson
 from lnlab.teach import misconceptions as mc
 from lnlab.teach.quiz import Question, Wrong, across_batch_note, feature_question, question_id
-from lnlab.teach.steps import STEPS
+from lnlab.teach.steps import STEPS, step
 
 
 def token_questions(
@@ -42,14 +42,14 @@ def token_questions(
     return (
         Question(
             question_id("mean", *key),
-            f'What is the mean of token "{label}"?',
+            _asked("mean").format(label=label),
             mean,
             f"Add the {d} features and divide by {d}: {fmt(x.sum())} / {d} = {fmt(mean)}.",
             wrong=(Wrong("across_batch", float(column.mean()), batch),) if across else (),
         ),
         Question(
             question_id("var", *key),
-            "What is its variance (divide by D)?",
+            _asked("var"),
             var,
             f"Average the squared distances from the mean {fmt(mean)}: {fmt(var)}.",
             wrong=(
@@ -59,12 +59,12 @@ def token_questions(
                     f"That is the sum of squared distances, {fmt(var * d)}, divided by D − 1 = "
                     f"{d - 1}. Layer Norm divides by D = {d}.",
                 ),
-                *((Wrong("across_batch", float(column.var()), batch),) if across else ()),
+                *((Wrong("across_batch", mc.variance(column), batch),) if across else ()),
             ),
         ),
         feature_question(
             question_id("xhat", *key),
-            "What will its first feature be after normalizing?",
+            _asked("x_hat"),
             float(x_hat[0]),
             f"(x1 - mean) / std = ({fmt(x[0])} - {fmt(mean)}) / {fmt(std)} = {fmt(x_hat[0])}.",
             rows,
@@ -73,7 +73,7 @@ def token_questions(
         ),
         feature_question(
             question_id("y", *key),
-            "And its first output after scale and shift?",
+            _asked("y"),
             float(y[0]),
             f"gamma1 * x_hat1 + beta1 = {fmt(y[0])}.",
             rows,
@@ -83,6 +83,11 @@ def token_questions(
             beta=beta,
         ),
     )
+
+
+def _asked(key: str) -> str:
+    """The question step `key` asks (lnlab.teach.steps.STEPS: one home for its wording)."""
+    return str(step(key).question)
 
 
 def step_questions(lesson: TokenLesson) -> tuple[Question | None, ...]:
@@ -116,12 +121,13 @@ def step_questions(lesson: TokenLesson) -> tuple[Question | None, ...]:
 
 
 def check_question(lesson: TokenLesson) -> Question:
-    """Before the check: the std of x_hat, dividing by D. Wrong: torch.std's D - 1, and 1
-    exactly, which holds only without epsilon."""
+    """Before the check: the std of x_hat as Layer Norm measures spread (dividing by D, which
+    the stem does not say). Wrong: torch.std's D - 1, and 1 exactly, which holds only without
+    epsilon."""
     c, d = lesson.check, lesson.check.features
     return Question(
         question_id("xhatstd", lesson.x.tobytes(), lesson.eps),
-        "What is the standard deviation of x̂, dividing by D?",
+        "What is the standard deviation of x̂, measured as Layer Norm measures spread?",
         c.std,
         f"√(σ² / (σ² + ε)) = √({fmt(lesson.var)} / ({fmt(lesson.var)} + {fmt(lesson.eps)})) = "
         f"{fmt(c.std)}.",

@@ -1,12 +1,16 @@
 """The training lab as slides: the run's settings, then each effect it shows, stated from
-this run's own numbers (lnlab.labs.training.run), never from the papers'.
+this run's own numbers (lnlab.labs.training.run), never from the papers': every direction
+("grows", "varies more", "helps") is the one the run's numbers have, and a paper's finding is
+said to be the paper's, with whether this run agrees.
 
-Four slides ask first (Predict before you see): their answers and their wrong options are
-read off the same run, each wrong option the one a misconception (lnlab.teach.misconceptions)
-predicts: pre-LN's gradient for post-LN's (the norm's place does not matter), block 1's for
-the last block's (post-LN's gradients uniform across depth), "the same" for naive and masked
-Batch Norm (Batch Norm ignores padding), no gap between the modes (evaluation uses the
-batch's own statistics).
+Four slides ask first (Predict before you see), with nothing on the slide before the answer
+that gives it: their answers and wrong options are read off the same run, each wrong option
+the one a misconception (lnlab.teach.misconceptions) predicts, offered only where the run
+shows that misconception wrong: pre-LN's gradient for post-LN's (the norm's place does not
+matter), block 1's for the last block's (post-LN's gradients uniform across depth; offered
+when post-LN's grow towards the output), the one-block ratio for the deep one (depth does not
+change the gap), "the same" for naive and masked Batch Norm (Batch Norm ignores padding), no
+gap between the modes (evaluation uses the batch's own statistics).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from lnlab.labs.training import data
 from lnlab.labs.training.config import TrainConfig
 from lnlab.labs.training.model import D_MODEL, HEADS, VARIANTS
 from lnlab.labs.training.plots import lines
-from lnlab.labs.training.run import LabResult, final_loss, fluctuation, growth
+from lnlab.labs.training.run import LabResult, final_loss, fluctuation
+from lnlab.labs.training.train import WARMUP_SHARE
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.quiz import Question, Wrong
 
@@ -42,11 +47,22 @@ SETUP, LOSS, GRADS, DEPTH, WARMUP, BATCH, GAP = (
 NOT_YET = "Press **Train** on the first slide to run this configuration."
 SAME = "Both about the same"
 NO_GAP = "None: every variant gives the same loss in both modes"
-CLEAR = 1.2  # one Batch Norm's fluctuation "varies more" when over CLEAR times the other's
+CLEAR = 1.2  # a number "grows", "varies more", "helps" only when over CLEAR times the other
 
 
 def label(variant: str) -> str:
     return VARIANTS[variant][0]
+
+
+def clearly(a: float, b: float) -> int:
+    """1 when a is over CLEAR times b, -1 when b is over CLEAR times a, else 0 (both > 0)."""
+    return 1 if a > CLEAR * b else -1 if b > CLEAR * a else 0
+
+
+def change(start: float, end: float) -> str:
+    """How `start` became `end`, in words the numbers bear out: "grows", "shrinks", or
+    "stays within 20 %" (within CLEAR of each other)."""
+    return {1: "grows", -1: "shrinks", 0: "stays within 20 %"}[clearly(end, start)]
 
 
 def slides(config: TrainConfig, result: LabResult | None) -> Lesson:
@@ -138,25 +154,15 @@ def _loss(result: LabResult) -> Section:
 
 def _grads(result: LabResult) -> Section:
     runs = result.runs
-    post, pre = result.run("post"), result.run("pre")
-    said = "Choose post-LN and pre-LN to compare them."
-    if post is not None and pre is not None:
-        ratio = post.grad_norms[-1] / pre.grad_norms[-1]
-        said = (
-            f"Last block: post-LN's gradient norm is **{ratio:.1f}x** "
-            f"pre-LN's. Last over first block: post-LN {growth(post):.2f}x, pre-LN "
-            f"{growth(pre):.2f}x."
-        )
     layers = range(1, result.config.layers + 1)
     return Section(
         key=GRADS,
         title="Gradients at initialisation, block by block",
         explanation=(
-            "Before any step, the gradient of the loss for each block's weights. Xiong et al. "
-            "(2020) showed post-LN's are large near the output, so Adam's first steps need a "
-            "small learning rate."
+            "Before any step, the gradient of the loss for each block's weights, on one batch: "
+            "how hard the first step will push each block (block 1 is next to the input)."
         ),
-        finding=said,
+        finding=grads_finding(result),
         question=grads_question(result),
         figure=Figure(
             lambda: lines(
@@ -172,10 +178,39 @@ def _grads(result: LabResult) -> Section:
     )
 
 
+def grads_finding(result: LabResult) -> str:
+    """The gradients at initialisation in words, each direction read off this run."""
+    post, pre = result.run("post"), result.run("pre")
+    if post is None or pre is None:
+        return "Choose post-LN and pre-LN to compare them."
+    n = result.config.layers
+    ratio = post.grad_norms[-1] / pre.grad_norms[-1]
+    said = f"Last block: post-LN's gradient norm is **{ratio:.2f}x** pre-LN's."
+    if n > 1:
+        (a, b), (c, d) = ((r.grad_norms[0], r.grad_norms[-1]) for r in (post, pre))
+        said += (
+            f" From block 1 to block {n}, post-LN's {change(a, b)} ({a:.2f} to {b:.2f}) and "
+            f"pre-LN's {change(c, d)} ({c:.2f} to {d:.2f})."
+        )
+    larger = clearly(post.grad_norms[-1], pre.grad_norms[-1]) == 1
+    grows = n > 1 and clearly(post.grad_norms[-1], post.grad_norms[0]) == 1
+    agree = (
+        "This run agrees on both."
+        if larger and grows
+        else "This run agrees on the first, not on the second."
+        if larger
+        else "This run does not show the first."
+    )
+    return (
+        f"{said} Xiong et al. (2020) found post-LN's gradients next to the output larger "
+        "than pre-LN's, and largest in the blocks next to the output, which is why post-LN "
+        f"needs a small learning rate at first (warm-up). {agree}"
+    )
+
+
 def _depth(result: LabResult) -> Section:
     depths = range(1, len(result.depth_grads["post"]) + 1)
     ratios = [p[-1] / q[-1] for p, q in zip(*result.depth_grads.values(), strict=True)]
-    pre_last = [g[-1] for g in result.depth_grads["pre"]]
     return Section(
         key=DEPTH,
         title="Post-LN against pre-LN as the model deepens",
@@ -183,12 +218,7 @@ def _depth(result: LabResult) -> Section:
             f"The same batch and seed, with 1 to {depths[-1]} blocks: the last block's gradient "
             "norm at initialisation, post-LN over pre-LN."
         ),
-        finding=(
-            f"The last block's gradient, post-LN over pre-LN: **{ratios[0]:.1f}x** with one "
-            f"block, **{ratios[-1]:.1f}x** with {depths[-1]}. Pre-LN's shrinks from "
-            f"{pre_last[0]:.2f} to {pre_last[-1]:.2f}: its residual stream grows with depth "
-            "and the final norm divides by it."
-        ),
+        finding=depth_finding(result),
         question=depth_question(result),
         figure=Figure(
             lambda: lines(
@@ -204,22 +234,37 @@ def _depth(result: LabResult) -> Section:
     )
 
 
+def depth_finding(result: LabResult) -> str:
+    """Post-LN over pre-LN from one block to the deepest, and pre-LN's own last block, each
+    direction read off this run."""
+    post, pre = result.depth_grads["post"], result.depth_grads["pre"]
+    one, deep, n = post[0][-1] / pre[0][-1], post[-1][-1] / pre[-1][-1], len(post)
+    first, last = pre[0][-1], pre[-1][-1]
+    said = (
+        f"The last block's gradient, post-LN over pre-LN: **{one:.2f}x** with one block, "
+        f"**{deep:.2f}x** with {n}: the ratio {change(one, deep)}. Pre-LN's own "
+        f"{change(first, last)} ({first:.2f} to {last:.2f})"
+    )
+    return (
+        said
+        + {
+            -1: ", as Xiong et al. (2020) showed: pre-LN's residual stream grows with depth, and "
+            "the final norm divides by it.",
+            0: "; Xiong et al. (2020) showed it shrinking with depth.",
+            1: ", unlike in Xiong et al. (2020), who showed it shrinking with depth.",
+        }[clearly(last, first)]
+    )
+
+
 def _warmup(result: LabResult) -> Section:
     on, off = result.warmup_on, result.warmup_off
     steps = range(1, result.config.steps + 1)
-    advice = (
-        "The large first gradients of the initial weights, taken at full rate, set post-LN off "
-        "course; ramping the rate up lets it train."
-        if final_loss(on) < final_loss(off)
-        else "Here warm-up does not help: try a larger learning rate and more blocks."
-    )
     return Section(
         key=WARMUP,
         title="What warm-up changes for post-LN",
         explanation=(
-            f"Warm-up raises the learning rate from 0 to {result.config.lr:g} over the first "
-            f"fifth of the steps. Post-LN here ends at {final_loss(on):.3f} with warm-up and "
-            f"{final_loss(off):.3f} without. " + advice
+            f"Warm-up raises the learning rate in equal steps up to {result.config.lr:g} over "
+            f"the first {WARMUP_SHARE:.0%} of the steps, then holds it. " + warmup_finding(result)
         ),
         figure=Figure(
             lambda: lines(
@@ -237,6 +282,31 @@ def _warmup(result: LabResult) -> Section:
     )
 
 
+def warmup_finding(result: LabResult) -> str:
+    """Post-LN's final loss with warm-up and without, and what the difference says; the
+    reason given only where this run's gradients bear it out."""
+    on, off = final_loss(result.warmup_on), final_loss(result.warmup_off)
+    said = f"Post-LN here ends at {on:.3f} with warm-up and {off:.3f} without. "
+    verdict = clearly(off, on)
+    if verdict == -1:
+        return said + "Here warm-up hurts: the slower start costs more than it saves."
+    if verdict == 0:
+        return said + (
+            "Here warm-up makes little difference (within 20 %): try a larger learning rate "
+            "and more blocks."
+        )
+    n = result.config.layers
+    post, pre = (result.depth_grads[v][n - 1][-1] for v in ("post", "pre"))
+    why = (
+        f" At initialisation post-LN's last block has {post / pre:.1f}x pre-LN's gradient; "
+        "taken at the full rate from the first step, such gradients can set it off course "
+        "(Xiong et al. 2020)."
+        if clearly(post, pre) == 1
+        else ""
+    )
+    return said + "Warm-up helps." + why
+
+
 def _batch(result: LabResult) -> Section:
     runs = [r for r in result.runs if r.bn_var]
     if not runs:
@@ -246,20 +316,14 @@ def _batch(result: LabResult) -> Section:
             callouts=(Callout("info", "Choose naive and masked Batch Norm to see them."),),
         )
     steps = range(1, result.config.steps + 1)
-    said = " ".join(
-        f"{label(r.variant)}: the batch variance varies by {100 * fluctuation(r.bn_var):.1f}% "
-        "from step to step (std over mean)."
-        for r in runs
-    )
     return Section(
         key=BATCH,
         title="Batch Norm's statistics over training",
         explanation=(
-            "The first Batch Norm's batch variance, averaged over features, at every step. "
-            "Naive Batch Norm counts the padding zeros, so each batch's share of padding moves "
-            "its statistics (Shen et al. 2020 measured such fluctuation in NLP)."
+            "The first Batch Norm's batch variance, averaged over features, at every step of "
+            "training."
         ),
-        finding=said,
+        finding=batch_finding(result),
         question=batch_question(result),
         figure=Figure(
             lambda: lines(
@@ -272,6 +336,32 @@ def _batch(result: LabResult) -> Section:
             f"Padding share {result.config.padding:.0%} on average.",
         ),
     )
+
+
+def batch_finding(result: LabResult) -> str:
+    """How much each Batch Norm's batch variance varies, and, with both, which varies more."""
+    runs = [r for r in result.runs if r.bn_var]
+    said = (
+        "; ".join(f"{label(r.variant)}: {100 * fluctuation(r.bn_var):.1f}%" for r in runs)
+        + " from step to step (std over mean, after the first quarter)."
+    )
+    how = (
+        "Naive Batch Norm averages over every position, the padded ones included, and each "
+        "batch has its own share of them; at the first norm they hold what attention computes "
+        "there, not zeros (only a block's output is reset to zero). Masked Batch Norm "
+        "averages over the real tokens only."
+    )
+    naive, masked = result.run("bn"), result.run("mbn")
+    if naive is None or masked is None:
+        return f"{said} {how}"
+    f_naive, f_masked = fluctuation(naive.bn_var), fluctuation(masked.bn_var)
+    verdict = {
+        1: f"Naive's varies {f_naive / f_masked:.1f}x as much as masked's, the kind of "
+        "fluctuation Shen et al. (2020) measured in NLP.",
+        -1: f"Here masked's varies {f_masked / f_naive:.1f}x as much as naive's.",
+        0: "Here the two vary about as much (within 20 %).",
+    }[clearly(f_naive, f_masked)]
+    return f"{said} {verdict} {how}"
 
 
 def _gap(result: LabResult) -> Section:
@@ -289,11 +379,12 @@ def _gap(result: LabResult) -> Section:
         key=GAP,
         title="Training mode against evaluation mode",
         explanation=(
-            "The held-out loss twice: with the running statistics (evaluation) and with the "
-            "batch's own (training mode)."
+            "The held-out loss of each variant twice: in evaluation mode and in training mode."
         ),
         finding=(
-            "Only Batch Norm has running statistics, so only its rows differ. Largest gap: "
+            "Evaluation mode normalises with the running statistics, training mode with the "
+            "batch's own. Only Batch Norm has running statistics, so only its rows differ. "
+            "Largest gap: "
             f"**{label(biggest.variant)}**, {gap:+.4f}. Running statistics average the last ten "
             "or so batches (momentum 0.1): they trail the batch's own when the weights move "
             "fast, and under naive Batch Norm they count padding."
@@ -312,71 +403,69 @@ def _qid(kind: str, result: LabResult) -> str:
 
 
 def grads_question(result: LabResult) -> Question | None:
-    """Post-LN's last-block gradient norm at initialisation, given pre-LN's and post-LN's
-    block 1. Wrong: pre-LN's (the norm's place does not matter), post-LN's block 1 (uniform
-    across depth; with more than one block). None unless post-LN and pre-LN were both run."""
+    """Post-LN's last-block gradient norm at initialisation, given pre-LN's. Wrong: pre-LN's
+    (the norm's place does not matter), offered when the two differ clearly; post-LN's block 1
+    (uniform across depth), given in the prompt and offered when post-LN's grow clearly
+    towards the output in this run. None unless post-LN and pre-LN were both run."""
     post, pre = result.run("post"), result.run("pre")
     if post is None or pre is None:
         return None
     n = result.config.layers
     last, first, pre_last = post.grad_norms[-1], post.grad_norms[0], pre.grad_norms[-1]
-    given = f" post-LN's block 1 has {fmt(first)};" if n > 1 else ""
+    uniform = n > 1 and clearly(last, first) == 1
+    given = f" post-LN's block 1 has {fmt(first)};" if uniform else ""
+    wrong = []
+    if clearly(last, pre_last):
+        wrong.append(
+            Wrong(
+                "placement_irrelevant",
+                pre_last,
+                f"{fmt(pre_last)} is pre-LN's, from the same weights and batch; post-LN, "
+                f"its norm after the addition, gives {fmt(last)}.",
+            )
+        )
+    if uniform:
+        wrong.append(
+            Wrong(
+                "post_ln_uniform",
+                first,
+                f"{fmt(first)} is post-LN's block 1; its block {n}, next to the output, has "
+                f"{fmt(last)}.",
+            )
+        )
     return Question(
         _qid("grads", result),
         f"Before any step, pre-LN's last block (block {n}) has gradient norm {fmt(pre_last)};"
         f"{given} what has post-LN's block {n}?",
         last,
         f"Post-LN's block {n}: {fmt(last)}, {fmt(last / pre_last)}x pre-LN's {fmt(pre_last)}.",
-        wrong=(
-            Wrong(
-                "placement_irrelevant",
-                pre_last,
-                f"{fmt(pre_last)} is pre-LN's, from the same weights and batch; post-LN, "
-                f"its norm after the addition, gives {fmt(last)}.",
-            ),
-            *(
-                (
-                    Wrong(
-                        "post_ln_uniform",
-                        first,
-                        f"{fmt(first)} is post-LN's block 1; its block {n}, next to the "
-                        f"output, has {fmt(last)}.",
-                    ),
-                )
-                if n > 1
-                else ()
-            ),
-        ),
+        wrong=tuple(wrong),
     )
 
 
 def depth_question(result: LabResult) -> Question:
     """Post-LN over pre-LN, last block, at the deepest model, given the one-block ratio.
-    Wrong: 1 (the norm's place does not matter), the one-block ratio (post-LN's gradients
-    uniform across depth: adding blocks would not pile them up near the output)."""
+    Wrong: the one-block ratio (depth does not change the gap), offered when the deep ratio
+    differs from it clearly. (1, the norm's place not mattering, is not offered: the stem's
+    one-block ratio already rules it out.)"""
     post, pre = result.depth_grads["post"], result.depth_grads["pre"]
     one, deep = post[0][-1] / pre[0][-1], post[-1][-1] / pre[-1][-1]
     n = len(post)
+    wrong = (
+        Wrong(
+            "depth_irrelevant",
+            one,
+            f"{fmt(one)} is the one-block ratio; with {n} blocks post-LN's last block has "
+            f"{fmt(post[-1][-1])} and pre-LN's {fmt(pre[-1][-1])}: {fmt(deep)}x.",
+        ),
+    )
     return Question(
         _qid("depth", result),
         f"With one block, post-LN's last-block gradient norm is {fmt(one)}x pre-LN's. With "
         f"{n} blocks, how many times?",
         deep,
         f"With {n} blocks: post-LN {fmt(post[-1][-1])}, pre-LN {fmt(pre[-1][-1])}, {fmt(deep)}x.",
-        wrong=(
-            Wrong(
-                "placement_irrelevant",
-                1.0,
-                f"1 would be the same gradient in both; post-LN's last block has "
-                f"{fmt(post[-1][-1])}, pre-LN's {fmt(pre[-1][-1])}.",
-            ),
-            Wrong(
-                "post_ln_uniform",
-                one,
-                f"{fmt(one)} is the one-block ratio: with {n} blocks post-LN's block {n} has "
-                f"{fmt(post[-1][-1])} against {fmt(post[-1][0])} in its block 1.",
-            ),
-        ),
+        wrong=wrong if clearly(deep, one) else (),
     )
 
 

@@ -99,8 +99,3 @@ def depth_grads(seed: int, padding: float) -> dict[str, tuple[tuple[float, ...],
         )
         for v in ("post", "pre")
     }
-
-
-def growth(run: VariantRun) -> float:
-    """The last block's gradient norm at initialisation over the first's."""
-    return run.grad_norms[-1] / run.grad_norms[0]

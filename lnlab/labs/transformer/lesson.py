@@ -72,8 +72,8 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
     example = lesson.example
     post = lesson.norm_position == tf.POST_NORM
     what = (
-        "The sublayer's output is added back and the **sum is normalized**: what leaves the "
-        "step has mean 0 and std 1 on every token, whatever the sublayer added."
+        "The sublayer's output is added back and the **sum is normalized**: every token "
+        "leaves with mean 0 and std just under 1, whatever the sublayer added."
         if post
         else "Only the **sublayer's input is normalized**; its output is added to the raw "
         "stream, which keeps its own scale. One final Layer Norm after the last layer "
@@ -89,7 +89,7 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
         key=ADD_NORM,
         title=tf.SECTIONS[0],
         explanation=what,
-        formulas=tf.step_latex(lesson.norm_position),
+        worked=tf.step_latex(lesson.norm_position),  # after the question, as on every slide
         numbers=(
             Table(
                 summary_frame(example),

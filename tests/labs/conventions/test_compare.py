@@ -11,7 +11,9 @@ import torch
 import torch.nn.functional as F
 from helpers import validated
 
+import lnlab
 from lnlab.core.errors import InputError
+from lnlab.core.numbers import fmt
 from lnlab.labs.conventions.cases import CHECK_CASES, OLD_KEYS, TITLES, case_key, check_case
 from lnlab.labs.conventions.checker import (
     check_claims,
@@ -32,6 +34,7 @@ from lnlab.labs.conventions.compare import (
     conventions_table,
     unbiased_ratio,
 )
+from lnlab.labs.conventions.lesson import slides as conventions_slides
 from lnlab.labs.conventions.plots import claim_errors, groupings_heatmap, outputs_by_convention
 from lnlab.teach.figures import HIGHLIGHT
 
@@ -431,3 +434,43 @@ def test_root_mean_square_has_one_home_in_norms():
     assert conventions.root_mean_square is root_mean_square
     run = compare_conventions(x[:1]).run("rmsnorm")
     assert run.denominator[0] == root_mean_square(x[:1], 1e-6)[0]
+
+
+def test_the_annotated_transformer_needs_both_options():
+    """Its `a_2 * (x - mean) / (x.std() + eps) + b_2` (torch's x.std() divides by D - 1) is
+    `unbiased=True, eps_outside=True`; eps_outside alone, the NumPy class's convention, is
+    off by 0.17 on this 5 x 6 example (measured), so neither README nor docstring may call
+    it the Annotated Transformer's."""
+    x = np.random.default_rng(0).standard_normal((5, 6))
+    t = torch.tensor(x)
+    annotated = ((t - t.mean(-1, keepdim=True)) / (t.std(-1, keepdim=True) + 1e-6)).numpy()
+    both = lnlab.layer_norm(x, eps=1e-6, unbiased=True, eps_outside=True)
+    np.testing.assert_allclose(both, annotated, atol=1e-14)
+    assert np.abs(lnlab.layer_norm(x, eps=1e-6, eps_outside=True) - annotated).max() > 0.1
+    c = convention("annotated")
+    assert c.unbiased and c.eps_outside and c.eps == 1e-6
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_the_eps_slide_says_how_much_eps_moves_this_token(scale):
+    """ε "moved the outputs not at all when the variance is large": with σ² = 1.25, y1 is
+    -1.3416 with ε = 1e-5 and -1.3411 with 1e-3. The slide now gives each library's factor
+    √(σ² / (σ² + ε)) on the token shown, which is its outputs over ε = 0's (checked here
+    against that division), and never says "not at all"."""
+    x = scale * np.array([[1.0, 2.0, 3.0, 4.0], [2.0, -1.0, 0.5, 3.0]])
+    comparison = compare_conventions(x)
+    for token in range(2):
+        lesson = conventions_slides(comparison, token, compare_axes(x), check_claims("1, 2"))
+        said = lesson.sections[lesson.index("eps_size")].finding
+        assert "not at all" not in said
+        centred = x[token] - x[token].mean()
+        bare = centred / np.sqrt(np.mean(centred**2))
+        for key in ("pytorch", "keras", "bert"):
+            run = comparison.run(key)
+            factor = float(np.median(run.y[token] / bare))
+            assert f"{convention(key).short} {fmt(factor)}" in said
+    ones = conventions_slides(compare_conventions(X1234), 0, compare_axes(X1234), check_claims("1"))
+    assert "Keras 0.9996" in ones.sections[ones.index("eps_size")].finding  # σ² = 1.25
+
+
+X1234 = np.array([[1.0, 2.0, 3.0, 4.0]])

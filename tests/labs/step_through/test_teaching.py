@@ -276,13 +276,13 @@ def test_presenter_mode_shows_one_step_and_next_moves_on():
     assert step_titles(at) == ["15. Check beside torch autograd"]
     assert at.button(key="step_through_next").disabled
     at.button(key="step_through_prev_pgup").click().run()
-    assert step_titles(at) == ["14. Why dx sums to 0, and dx · x̂"]
+    assert step_titles(at) == ["14. Adding up dx, and dx · x̂"]
 
 
 def test_every_part_of_the_lesson_is_a_slide():
     """The check, the undo and the whole prompt are slides too, each with its numbers."""
     at = open_page({"present": "1", "step": "6"})
-    assert step_titles(at) == ["6. The check: mean 0, standard deviation 1"]
+    assert step_titles(at) == ["6. The check: the mean and spread of x̂"]
     assert metric(at, "torch.std") == pytest.approx(math.sqrt(20 / 3 / 5.00001), rel=1e-12)
     at.button(key="step_through_next").click().run()
     assert step_titles(at) == ["7. Let γ and β undo it"]
@@ -332,8 +332,8 @@ def test_predict_then_reveal_scores_and_survives_reruns():
     at = open_page()
     at.toggle(key="st_quiz").set_value(True).run()
     assert not has_metric(at, "μ")  # the mean waits for the prediction
-    assert "What is the mean of token" in prompt(at)
-    assert len(formulas(at)) == 1  # the formula, not the numbers
+    assert "What mean does Layer Norm subtract from token" in prompt(at)
+    assert not formulas(at)  # nor the formula: it is the rule that gives the answer
     assert not at.get("plotly_chart")  # no chart, and so no mean line, yet
 
     answer(at, "mean", "5")
@@ -392,7 +392,7 @@ def test_a_custom_example_gets_its_own_questions():
     default = open_page({"q": "1"})
     custom = open_page({"q": "1", "x": "1,2,3,4,5"})
     assert question_key(custom, "mean") != question_key(default, "mean")
-    assert 'mean of token "t1"' in prompt(custom)
+    assert 'subtract from token "t1"' in prompt(custom)
     answer(custom, "mean", "3")
     assert list(custom.session_state["quiz_marks"].values()) == [True]
 

@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 
 from lnlab.core.errors import InputError
+from lnlab.core.numbers import fmt
 from lnlab.core.parse import default_labels, parse_labels
 from lnlab.labs.step_through import export as st_export
 from lnlab.labs.step_through import grid
 from lnlab.labs.step_through import questions as sq
 from lnlab.labs.step_through import token as ls
+from lnlab.labs.step_through.lesson import normalized_caption
 from lnlab.teach.presets import token_preset
 from lnlab.teach.steps import STEP_COUNT
 
@@ -205,6 +207,30 @@ def test_prompt_tables():
     np.testing.assert_allclose(normalized["mean"], [0, 0], atol=1e-15)
     assert normalized["std"][1] == pytest.approx(math.sqrt(var_q / (var_q + EPS)), rel=1e-12)
     np.testing.assert_allclose(normalized[["f1", "f2", "f3"]].to_numpy(), lesson.trace.x_hat)
+
+
+@pytest.mark.parametrize(
+    ("rows", "eps", "said"),
+    [
+        ([[2, 4, 6, 8]], EPS, "Each row's mean is 0 and its std √(σ² / (σ² + ε)) of its token, "),
+        ([[2, 4, 6, 8]], 0.0, "Each row's mean is 0 and its std 1."),
+        ([[3, 3, 3, 3], [1, 0, 3, 5]], EPS, "; token 1 is constant: x̂ all 0, std 0."),
+        ([[3, 3, 3, 3], [1, 0, 3, 5]], 0.0, "; token 1 is constant with ε = 0: NaN."),
+        ([[1e-3, 2e-3, 3e-3, 4e-3]], 1e-5, "here 0.3333."),
+    ],
+)
+def test_the_normalized_caption_says_what_the_rows_hold(rows, eps, said):
+    """ "Each row's mean is 0 and its std 1" was said of a constant token too, whose x̂ is all
+    0 (std 0), and of a token whose σ² is small next to ε: σ² = 1.25e-6 with ε = 1e-5 gives
+    std √(1.25e-6 / 1.125e-5) = 1/3. The caption now says what the table's rows hold."""
+    lesson = lesson_of(np.array(rows, float), eps=eps)
+    caption = normalized_caption(lesson)
+    assert said in caption
+    table = ls.normalized_table(lesson)
+    defined = table["std"].notna() & (table["std"] > 0)
+    if defined.any() and eps > 0:
+        low, high = table["std"][defined].min(), table["std"][defined].max()
+        assert f"here {fmt(low)}" in caption and (high == low or f"to {fmt(high)}" in caption)
 
 
 def test_vector_and_recovery_frames():

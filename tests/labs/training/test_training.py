@@ -17,6 +17,7 @@ import time
 import pytest
 import torch
 import torch.nn.functional as F
+from fairness import unfair
 from helpers import front_of_line_held, needs_cuda, validated
 
 from lnlab.classroom.asking import live_question
@@ -33,6 +34,7 @@ from lnlab.labs.training.lesson import (
     NO_GAP,
     SAME,
     batch_question,
+    clearly,
     depth_question,
     gap_question,
     grads_question,
@@ -236,6 +238,8 @@ def test_a_run_has_every_part(tiny_lab) -> None:
     assert tiny_lab.warmup_on.losses != tiny_lab.warmup_off.losses
     assert all(len(r.losses) == TINY.steps and len(r.grad_norms) == 1 for r in tiny_lab.runs)
     assert len(tiny_lab.depth_grads["post"]) == 8
+    for r in tiny_lab.runs:  # the same weights and batch: test_claims relies on it
+        assert r.grad_norms == tiny_lab.depth_grads[r.variant][TINY.layers - 1]
 
 
 def test_the_worker_gives_the_same_numbers_once(tiny_lab) -> None:
@@ -362,37 +366,58 @@ def _asked_live(q: Question) -> None:
 
 
 def test_the_gradient_question_reads_the_run(tiny_lab) -> None:
-    """Post-LN's last-block norm; wrong: pre-LN's (placement), and with more blocks post-LN's
-    block 1 (uniform across depth). 3 blocks: the same seed's gradients at depth 3."""
+    """Post-LN's last-block norm; wrong: pre-LN's (placement), and, where post-LN's grow
+    towards the output, post-LN's block 1 (uniform across depth). 3 blocks: the same seed's
+    gradients at depth 3; then with post-LN's block 1 made small, as in a run that grows."""
     post, pre = tiny_lab.run("post"), tiny_lab.run("pre")
     q = grads_question(tiny_lab)
     assert q.answer == post.grad_norms[-1]
     assert _wrongs(q) == {"placement_irrelevant": pre.grad_norms[-1]}  # one block: no block 1
     _asked_live(q)
     deep = {v: tiny_lab.depth_grads[v][2] for v in ("post", "pre")}
-    three = dataclasses.replace(
-        tiny_lab,
-        config=dataclasses.replace(TINY, layers=3),
-        runs=tuple(dataclasses.replace(r, grad_norms=deep[r.variant]) for r in tiny_lab.runs),
-    )
-    q3 = grads_question(three)
+
+    def three(post_norms: tuple[float, ...]) -> LabResult:
+        norms = {"post": post_norms, "pre": deep["pre"]}
+        return dataclasses.replace(
+            tiny_lab,
+            config=dataclasses.replace(TINY, layers=3),
+            runs=tuple(dataclasses.replace(r, grad_norms=norms[r.variant]) for r in tiny_lab.runs),
+        )
+
+    q3 = grads_question(three(deep["post"]))
     assert q3.answer == deep["post"][2] and q3.qid != q.qid
-    assert _wrongs(q3) == {
-        "placement_irrelevant": deep["pre"][2],
-        "post_ln_uniform": deep["post"][0],
-    }
+    grows = clearly(deep["post"][2], deep["post"][0]) == 1
+    assert ("post_ln_uniform" in _wrongs(q3)) is grows
+    assert ("block 1 has" in q3.prompt) is grows
     _asked_live(q3)
+    growing = (deep["post"][2] / 2, *deep["post"][1:])
+    q_grows = grads_question(three(growing))
+    assert _wrongs(q_grows) == {
+        "placement_irrelevant": deep["pre"][2],
+        "post_ln_uniform": growing[0],
+    }
+    assert f"block 1 has {fmt(growing[0])}" in q_grows.prompt
+    _asked_live(q_grows)
+    flat = grads_question(three((deep["post"][2], *deep["post"][1:])))
+    assert "post_ln_uniform" not in _wrongs(flat) and "block 1" not in flat.prompt
     assert grads_question(dataclasses.replace(tiny_lab, runs=tiny_lab.runs[1:])) is None
 
 
 def test_the_depth_question_reads_the_run(tiny_lab) -> None:
-    """Post over pre, last block, 8 blocks; wrong: 1 (placement), the one-block ratio."""
+    """Post over pre, last block, 8 blocks; wrong: the one-block ratio (depth does not change
+    the gap), offered when the deep ratio differs from it clearly. Not 1: the stem's
+    one-block ratio rules that out."""
     post, pre = tiny_lab.depth_grads["post"], tiny_lab.depth_grads["pre"]
     q = depth_question(tiny_lab)
-    assert q.answer == post[-1][-1] / pre[-1][-1]
-    assert _wrongs(q) == {"placement_irrelevant": 1.0, "post_ln_uniform": post[0][-1] / pre[0][-1]}
+    deep, one = post[-1][-1] / pre[-1][-1], post[0][-1] / pre[0][-1]
+    assert q.answer == deep
+    assert _wrongs(q) == {"depth_irrelevant": one}
     assert fmt(q.answer) not in q.prompt
     _asked_live(q)
+    same = dataclasses.replace(
+        tiny_lab, depth_grads={"post": (*post[:-1], post[0]), "pre": (*pre[:-1], pre[0])}
+    )
+    assert _wrongs(depth_question(same)) == {}
 
 
 @pytest.fixture(scope="module")
@@ -433,16 +458,14 @@ def test_the_gap_question_reads_the_run(batch_lab, tiny_lab) -> None:
 
 
 def test_questions_ask_before_the_result(tiny_lab, batch_lab) -> None:
-    """The slides with a question keep their result (the finding) until it is answered: the
-    explanation and the question shown first do not hold the answer."""
+    """The slides with a question keep their result (the finding) until it is answered: what
+    shows first gives neither the answer nor the rule against an offered mistake
+    (tests/fairness.py)."""
     for config, result in ((TINY, tiny_lab), (batch_lab.config, batch_lab)):
         lesson = slides(config, result)
         asked = [s for s in lesson.sections if s.question is not None]
         assert asked and all(s.finding for s in asked)
-        for s in asked:
-            answer = s.question.answer
-            if not isinstance(answer, str):
-                assert fmt(answer) not in s.explanation + s.question.prompt
+        assert not unfair(lesson)
     keys = lambda r, c: [s.key for s in slides(c, r).sections if s.question]  # noqa: E731
     assert keys(tiny_lab, TINY) == [GRADS, DEPTH, GAP]
     assert keys(batch_lab, batch_lab.config) == [DEPTH, BATCH, GAP]
