@@ -125,9 +125,10 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
         seen.append(_text(at))
     assert "naive Batch Norm" in seen[1] and "pre-LN" in seen[1]
     depth = result.depth_grads
-    assert f"**{depth['post'][0][-1] / depth['pre'][0][-1]:.1f}x** with one block" in seen[3]
+    assert f"**{depth['post'][0][-1] / depth['pre'][0][-1]:.2f}x** with one block" in seen[3]
     assert f"{result.warmup_on.losses[-1]:.3f}" not in seen[4]  # the mean of the last 10
-    assert "varies by" in seen[5]
+    naive = result.run("bn")
+    assert f"{100 * slides.fluctuation(naive.bn_var):.1f}% from step to step" in seen[5]
     assert "Largest gap" in seen[6]
     assert "def train_variant" in downloaded(at, "tr_script", files)
 
@@ -135,7 +136,7 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     assert str(at.query_params["q"]) == "1"
     lesson = slides.slides(config, result)
     for k, misconception, finding in (
-        (3, "post_ln_uniform", "with one block"),
+        (3, "depth_irrelevant", "with one block"),
         (6, "running_is_batch", "Largest gap"),
     ):
         at.session_state["tr_slide"] = k
