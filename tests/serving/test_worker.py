@@ -1,6 +1,7 @@
 """The benchmark's worker process and its deadline: jobs run in another process, failures come
-back as the same exception, a job past its limit or a dead worker costs one run, and the
-timing stops at one deadline that counts the warm-up."""
+back as the same exception, a job past its limit or a dead worker costs one run, a job its
+caller abandoned never answers another call, a failed start is retried after a back-off, and
+the timing stops at one deadline that counts the warm-up."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
 from lnlab.core.errors import InputError
@@ -57,6 +59,108 @@ def test_a_worker_that_dies_is_reported_and_replaced(light):
     assert light.started == started + 1
 
 
+def counting(n: int, pause_s: float) -> str:
+    """A job that reports 1..n, pausing between reports, as a training run does."""
+    for k in range(1, n + 1):
+        worker.report(k)
+        time.sleep(pause_s)
+    return f"counted to {n}"
+
+
+def report_then_sleep(pause_s: float) -> str:
+    """A job that reports once, then works `pause_s` without reporting (no cancel point)."""
+    worker.report(1)
+    time.sleep(pause_s)
+    return "the abandoned job's result"
+
+
+def stop_script(*progress) -> None:
+    """What Streamlit does to a script whose visitor left or reran: raise a BaseException from
+    inside whatever Streamlit call the script is making (here, drawing its progress)."""
+    raise StopException()
+
+
+def test_an_abandoned_job_is_cancelled_and_never_answers_the_next_caller(light):
+    """The caller leaves at the first progress report: the job (100 s if let run) stops at its
+    next report, and the next caller gets its own answer from the same worker process."""
+    pid, discarded = light.pid() or light.call(os.getpid, timeout_s=30), light.discarded
+    with pytest.raises(StopException):
+        light.call(counting, 10_000, 0.01, timeout_s=30, on_progress=stop_script)
+    assert light.call(divmod, 7, 2, timeout_s=30) == (3, 1)
+    assert light.discarded == discarded + 1
+    assert light.pid() == pid  # cancelled, not killed: a killed job would have cost a restart
+
+
+def test_an_abandoned_job_that_ends_anyway_has_its_reply_discarded(light):
+    pid, discarded = light.call(os.getpid, timeout_s=30), light.discarded
+    with pytest.raises(StopException):
+        light.call(report_then_sleep, 0.3, timeout_s=30, on_progress=stop_script)
+    assert light.call(str, "mine", timeout_s=30) == "mine"
+    assert light.discarded == discarded + 1 and light.pid() == pid
+
+
+def test_an_abandoned_job_that_does_not_end_is_stopped_with_its_worker(light, monkeypatch):
+    """No report, so no cancel point: past its deadline the worker is stopped, and the next
+    call runs in a new one."""
+    monkeypatch.setattr(worker, "SETTLE_GRACE_S", 0.0)
+    light.call(os.getpid, timeout_s=30)
+    started = light.started
+    with pytest.raises(StopException):
+        light.call(report_then_sleep, 60, timeout_s=0.2, on_progress=stop_script)
+    assert light.call(str, "mine", timeout_s=30) == "mine"
+    assert light.started == started + 1
+
+
+def test_a_failed_start_is_retried_after_a_growing_back_off(monkeypatch):
+    """The worker that could not start says why and when it tries again; it does not try
+    before then, waits twice as long after each failure, and works once a start succeeds."""
+    tries, clock = [], SimpleNamespace(now=100.0)
+    real = worker.multiprocessing.get_context
+
+    def failing(method: str):
+        tries.append(clock.now)
+        if len(tries) <= 2:
+            raise OSError("no processes here")
+        return real(method)
+
+    monkeypatch.setattr(worker.multiprocessing, "get_context", failing)
+    w = worker.Worker(preload=(), clock=lambda: clock.now)
+    try:
+        assert w.trouble() == ""
+        with pytest.raises(worker.Unavailable) as first:
+            w.call(divmod, 1, 1, timeout_s=30)
+        assert (
+            str(first.value)
+            == w.trouble()
+            == (
+                "the worker process for heavy work could not start (OSError: no processes here; "
+                f"once); it will try again in {worker.RETRY_FIRST_S:.0f} s"
+            )
+        )
+        clock.now += worker.RETRY_FIRST_S - 1
+        with pytest.raises(worker.Unavailable, match="try again in 1 s"):
+            w.call(divmod, 1, 1, timeout_s=30)
+        assert tries == [100.0]  # not tried again before the back-off ended
+        clock.now += 1
+        with pytest.raises(
+            worker.Unavailable, match=r"2 times in a row\); it will try again in 10 s"
+        ):
+            w.call(divmod, 1, 1, timeout_s=30)
+        clock.now += 2 * worker.RETRY_FIRST_S
+        assert w.call(divmod, 7, 2, timeout_s=30) == (3, 1)
+        assert len(tries) == 3 and w.trouble() == "" and w.failures == 0
+    finally:
+        w.stop()
+
+
+def test_the_back_off_is_capped():
+    w = worker.Worker(clock=lambda: 0.0)
+    w.failures, w.failure, w.retry_at = 20, "RuntimeError: no answer in 60 s", 0.0
+    assert w.trouble().endswith("it will try again at the next run")
+    w.retry_at = worker.RETRY_MAX_S
+    assert "20 times in a row); it will try again in 300 s" in w.trouble()
+
+
 def test_where_no_worker_can_start_the_benchmark_runs_in_process_and_says_so(monkeypatch):
     def no_processes(method: str):
         raise OSError("no processes here")
@@ -66,10 +170,10 @@ def test_where_no_worker_can_start_the_benchmark_runs_in_process_and_says_so(mon
     result = benchmark.run_scale_up(1, 4, 8, "cpu", deadline_s=0.01)
     assert result.numel == 32 and result.threads == benchmark.CPU_THREADS
     assert result.note == (
-        "Timed in the server process: the benchmark worker could not start "
-        "(OSError: no processes here)."
+        "Timed in the server process: the worker process for heavy work could not start "
+        f"(OSError: no processes here; once); it will try again in {worker.RETRY_FIRST_S:.0f} s."
     )
-    assert benchmark._WORKER.unavailable  # not tried again for every run
+    assert benchmark._WORKER.failures == 1  # not tried again for every run
 
 
 @pytest.mark.parametrize(

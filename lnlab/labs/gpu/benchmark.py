@@ -289,7 +289,7 @@ def run_scale_up(
         try:
             return _WORKER.call(timed_run, *job, timeout_s=deadline_s + STOP_GRACE_S)
         except worker.Unavailable as err:
-            note = f"Timed in the server process: the benchmark worker could not start ({err})."
+            note = f"Timed in the server process: {err}."
             return dataclasses.replace(timed_run(*job), note=note)
         except worker.WorkerError as err:
             raise InputError(
