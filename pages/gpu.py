@@ -27,6 +27,7 @@ from lnlab.labs.gpu import lesson as slides
 from lnlab.teach.links import Field, Param
 from lnlab.teach.markdown import plain
 from lnlab.teach.presets import TOKEN_PRESETS, token_preset
+from lnlab.ui.line import remember_visitor, worker_notice
 
 PAGE = "gpu"
 KEEP = ui.KEEP
@@ -210,6 +211,8 @@ def _exports() -> None:
 ui.page_setup(slides.TITLE)
 ui.open_link(PAGE, FIELDS)
 _init_state()
+remember_visitor()
+worker_notice()
 devices = _devices()
 names = {d.name: d.label for d in devices}
 if not ui.presenting():

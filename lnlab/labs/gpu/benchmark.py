@@ -269,12 +269,12 @@ def run_scale_up(
     dtype: str = "float32",
     *,
     owner: str | None = None,
-    on_wait: Callable[[int], None] | None = None,
+    on_wait: heavy_work.OnWait | None = None,
     deadline_s: float = DEADLINE_S,
     max_wait_s: float = heavy_work.MAX_WAIT_S,
 ) -> ScaleUp:
     """The page's benchmark: checked sizes, `owner`'s wait in the server's heavy-work line
-    (on_wait(place) meanwhile), then timed_run in the worker process at the front.
+    (on_wait(place, expected_s) meanwhile), then timed_run in the worker process at the front.
 
     Raises InputError for a bad size or dtype, for a run stopped STOP_GRACE_S past its
     deadline or a worker that died (the next run starts a new one); BusyError when refused a

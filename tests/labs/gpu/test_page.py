@@ -216,7 +216,7 @@ def test_a_visitor_waits_their_turn_and_is_told_their_place():
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        ("own", "Your previous run is still running or waiting; wait for it."),
+        ("own", "Your other run (from this tab or another tab of this browser) is still"),
         ("long", "The line for heavy work is about 100 s long, over the 60 s limit"),
         ("died", "The benchmark did not finish: the worker process ended (exit code -9). The"),
     ],
@@ -250,7 +250,7 @@ def test_where_no_worker_can_start_the_timings_say_they_ran_in_the_server(monkey
     assert not at.exception and not at.warning
     assert _has_frame(at, "median time (ms)")
     assert any(
-        "Timed in the server process: the benchmark worker could not start" in c.value
+        "Timed in the server process: the worker process for heavy work could not start" in c.value
         for c in at.caption
     )
 
