@@ -202,24 +202,29 @@ def test_the_benchmark_runs_in_the_worker_within_its_deadline():
 
 
 def test_the_deadline_counts_the_warm_up_and_stops_mid_round(monkeypatch):
-    """Each call takes 0.1 s of a fake clock; warm-up (2 calls) and the one-call calibration
-    of three calls take 0.9 s."""
-    clock = SimpleNamespace(now=0.0)
+    """Each call takes 0.1 s of a fake clock: past LONG_CALL_S, so one warm-up call is enough,
+    and past MIN_SAMPLE_S, so the call that calibrates is the first sample. Warming up and
+    calibrating three calls takes 0.6 s."""
+    clock = SimpleNamespace(now=0.0, step=0.1)
 
     def tick() -> None:
-        clock.now += 0.1
+        clock.now += clock.step
 
     monkeypatch.setattr(benchmark, "time", SimpleNamespace(perf_counter=lambda: clock.now))
     calls = tuple(benchmark.Timed(name, tick, 8) for name in ("a", "b", "c"))
-    # 2.0 s: rounds end at 1.2, 1.5, 1.8; the fourth stops after two calls
-    assert [m.samples for m in benchmark.time_calls(calls, "cpu", deadline_s=2.0)] == [4, 4, 3]
+    # 2.0 s: rounds end at 0.9, 1.2, 1.5, 1.8; the fifth stops after two calls
+    assert [m.samples for m in benchmark.time_calls(calls, "cpu", deadline_s=2.0)] == [6, 6, 5]
     assert clock.now == pytest.approx(2.0)
     # a deadline passed during the warm-up still leaves one sample of each call
     clock.now = 0.0
     measured = benchmark.time_calls(calls, "cpu", deadline_s=0.5)
     assert [m.samples for m in measured] == [1, 1, 1]
     assert [m.median_s for m in measured] == pytest.approx([0.1] * 3)
-    assert clock.now == pytest.approx(1.2)
+    assert clock.now == pytest.approx(0.6)
+    # a short call (10 ms) is warmed up twice: three calls each before the deadline is seen
+    clock.now, clock.step = 0.0, 0.01
+    assert [m.samples for m in benchmark.time_calls(calls, "cpu", deadline_s=0.0)] == [1, 1, 1]
+    assert clock.now == pytest.approx(0.09)
 
 
 def test_a_worker_starts_after_a_streamlit_run_replaced_main(light):

@@ -193,7 +193,11 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
         ),
     )
     figure = None
+    callouts: tuple[Callout, ...] = ()
     if scale_up is not None:
+        if (measured := scale_up.level) is not None:
+            kind = "info" if measured.kind == "memory" else "warning"
+            callouts = (Callout(kind, plain(scale_up.memory_text())),)
         numbers = (
             Table(
                 pd.DataFrame(scale_up_table(scale_up)),
@@ -219,9 +223,11 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
         explanation=(
             "Layer Norm does little arithmetic per number, so **memory** sets its speed. One "
             f"operation per step makes {steps} passes over memory; the fused `F.layer_norm` "
-            f"makes {fused}. A copy of the tensor shows what the memory can do."
+            f"makes {fused}. A copy of the tensor shows what the memory can do, once the "
+            "tensor is well past the device's last cache: a smaller one is timed in the cache."
         ),
         formulas=totals,
         numbers=numbers,
         figure=figure,
+        callouts=callouts,
     )
