@@ -4,7 +4,6 @@ and the parity table's downloads (bad links: tests/pages/test_bad_links.py)."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import math
 import re
@@ -15,7 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import ROOT, downloaded, front_of_line_held, html_tables, page_test, record_downloads
+from helpers import (
+    ROOT,
+    downloaded,
+    front_of_line_held,
+    html_tables,
+    page_test,
+    read_csv_exact,
+    record_downloads,
+)
 from streamlit.testing.v1 import AppTest
 
 from lnlab.labs.gpu import benchmark
@@ -366,7 +373,7 @@ def test_parity_table_downloads_as_csv_and_json(monkeypatch):
     files = record_downloads(monkeypatch)
     at = _link({"dev": "cpu", "dtype": "float16"})
     shown = _frame(at, "max rel error")
-    table = pd.read_csv(io.StringIO(downloaded(at, "gpu_dl_csv", files))).set_index("step")
+    table = read_csv_exact(downloaded(at, "gpu_dl_csv", files)).set_index("step")
     pd.testing.assert_frame_equal(table, shown, check_exact=True)
     data = json.loads(downloaded(at, "gpu_dl_json", files))
     assert data["settings"] == {"token": 1, "device": "cpu", "dtype": "float16", "eps": 1e-5}
