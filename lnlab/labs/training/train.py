@@ -117,11 +117,20 @@ class Trainer:
         """Steps taken so far."""
         return len(self.losses)
 
-    def advance(self, until: int, on_step: Callable[[int], None] | None = None) -> None:
-        """Take Adam steps up to step `until` (at most the recipe's steps) on fresh batches."""
-        start = time.perf_counter()
+    def advance(
+        self,
+        until: int,
+        on_step: Callable[[int], None] | None = None,
+        budget_s: float | None = None,
+    ) -> None:
+        """Take Adam steps up to step `until` (at most the recipe's steps) on fresh batches;
+        with a budget, stop after the step that uses it up (one step at least)."""
+        start, first = time.perf_counter(), self.done
         r = self.recipe
-        for step in range(self.done, min(until, r.steps)):
+        for step in range(first, min(until, r.steps)):
+            spent = time.perf_counter() - start
+            if budget_s is not None and step > first and spent >= budget_s:
+                break
             for group in self.optimizer.param_groups:
                 group["lr"] = learning_rate(step, r.steps, r.lr, r.warmup)
             batch = make_batch(self.data, BATCH, r.padding)

@@ -5,9 +5,10 @@ visitor. So runs go to the server's heavy-work process (lnlab.serving.worker.HEA
 benchmark uses too: the two wait in one line), and the server's thread only waits,
 passing on the progress the run reports.
 
-A run is cut into pieces of about PIECE_WORK blocks x steps (a few seconds): each piece
-resumes one variant's training where the last stopped (lnlab.labs.training.train.Trainer,
-to the same bits) and is one job in the worker. Between pieces the run lets anyone waiting
+A run is cut into pieces of at most PIECE_WORK blocks x steps and PIECE_S seconds (whichever
+comes first: the time bound holds on a loaded machine): each piece resumes one variant's
+training where the last stopped (lnlab.labs.training.train.Trainer, to the same bits) and is
+one job in the worker. Between pieces the run lets anyone waiting
 in the heavy-work line go first (heavy_work.Turn.share), so a benchmark waits for one piece,
 not for a whole run.
 
@@ -35,7 +36,8 @@ from lnlab.labs.training.run import LabResult, assemble, depth_grads, recipes
 from lnlab.labs.training.train import Recipe, Trainer, VariantRun
 from lnlab.serving import heavy_work, worker
 
-PIECE_WORK = 480  # blocks x steps in one piece: about 1.5-2 s on one shared thread
+PIECE_WORK = 480  # blocks x steps in one piece at most: about 1.5-2 s on one shared thread
+PIECE_S = 2.0  # and a piece stops after the step that passes this
 PIECE_CAP_S = 30.0  # a piece past this is stopped with its worker
 REPORTS = 50  # progress messages per variant, at most
 CACHE_SIZE = 32  # finished configurations kept
@@ -90,9 +92,10 @@ class Leg:
     run: VariantRun | None = None
 
 
-def train_piece(recipe: Recipe, state: bytes, until: int) -> Leg:
+def train_piece(recipe: Recipe, state: bytes, until: int, budget_s: float | None) -> Leg:
     """The worker's job: go on with `recipe`'s training from `state` (b"": from the start) up
-    to step `until`, reporting the step reached about REPORTS times per training."""
+    to step `until` or for `budget_s`, reporting the step reached about REPORTS times per
+    training."""
     every = max(1, recipe.steps // REPORTS)
 
     def step(k: int) -> None:
@@ -101,7 +104,7 @@ def train_piece(recipe: Recipe, state: bytes, until: int) -> Leg:
 
     with cpu_threads(1):  # as the exported script: the same numbers to the bit
         trainer = Trainer.resume(recipe, state) if state else Trainer(recipe)
-        trainer.advance(until, step)
+        trainer.advance(until, step, budget_s)
         if trainer.done < recipe.steps:
             return Leg(recipe, trainer.done, trainer.state())
         return Leg(recipe, trainer.done, run=trainer.result())
@@ -146,9 +149,15 @@ class _Pace:
 class Lab:
     """Cached, shared, piece-by-piece training runs (one instance per server: LAB)."""
 
-    def __init__(self, runner: worker.Worker | None = None, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        runner: worker.Worker | None = None,
+        cache_size: int = CACHE_SIZE,
+        piece_s: float | None = PIECE_S,
+    ) -> None:
         self.worker = runner or worker.HEAVY  # shared with the GPU benchmark
         self.cache_size = cache_size
+        self.piece_s = piece_s  # None: pieces bounded by PIECE_WORK alone
         self._lock = threading.Lock()
         self._cache: OrderedDict[TrainConfig, LabResult] = OrderedDict()
         self._legs: OrderedDict[Recipe, Leg] = OrderedDict()
@@ -299,13 +308,16 @@ class Lab:
 
         show(before)
         self.pieces += 1
-        new = self._call(train_piece, recipe, leg.state, until, on_progress=step)
-        if new.recipe != recipe or new.done != until:  # never keep a piece under another key
+        new = self._call(train_piece, recipe, leg.state, until, self.piece_s, on_progress=step)
+        if new.recipe != recipe or not leg.done < new.done <= until:  # never keep another's
             raise InputError("A piece of the training run came back for other settings; try again.")
         with self._lock:
             self._keep(new)
         if new.run is not None:
             runs[recipe] = new.run
+        pace.steps = steps_before + new.done - leg.done
+        pace.seconds = seconds_before + time.monotonic() - start
+        show(before + new.done - leg.done)
 
     def _keep(self, leg: Leg) -> None:
         """Keep `leg` as its recipe's latest, within LEGS_KEPT and PART_WAY_KEPT (the least

@@ -262,7 +262,7 @@ def test_a_training_stopped_and_resumed_gives_the_same_bits(variant: str) -> Non
 def test_the_worker_gives_the_same_numbers_once(tiny_lab) -> None:
     """The spawned worker reproduces the in-process run, piece by piece; the second ask is
     the cache's."""
-    lab = Lab(worker.Worker())
+    lab = Lab(worker.Worker(), piece_s=None)  # pieces by steps alone: a known number
     reports: list[Progress] = []
     try:
         result = lab.train(TINY, "a", reports.append)
@@ -286,13 +286,25 @@ class InProcess:
         self.before = before
 
     def call(self, fn, *args, timeout_s, on_progress=None):
-        self.calls.append((fn.__name__, *args[:1], *args[2:]))
+        self.calls.append((fn.__name__, *args[:1], *args[2:3]))  # the job, its recipe, until
         if self.before is not None:
             self.before(len(self.calls))
         result = fn(*args)
         if on_progress is not None and isinstance(result, Leg):
             on_progress(result.done)
         return result
+
+
+def test_a_piece_stops_when_its_time_is_up_and_the_next_goes_on_from_there() -> None:
+    """With no time at all, each piece is one step (the least it takes); the pieces resume
+    one after the other, to the numbers of one uninterrupted run."""
+    runner = InProcess()
+    lab = Lab(runner, piece_s=0.0)  # type: ignore[arg-type]
+    config = TrainConfig(variants=("pre",), layers=1, steps=20)
+    result = lab.train(config, "visitor")
+    pieces = [c for c in runner.calls if c[0] == "train_piece"]
+    assert len(pieces) == 3 * 20 and lab.pieces == 3 * 20 + 1
+    assert [r.losses for r in result.runs] == [r.losses for r in run_lab(config).runs]
 
 
 def test_a_long_run_goes_in_pieces_and_shares_the_line_between_them() -> None:
@@ -316,7 +328,7 @@ def test_a_long_run_goes_in_pieces_and_shares_the_line_between_them() -> None:
             log.append("benchmark")
 
     runner = InProcess(benchmark_arrives)
-    lab = Lab(runner)  # type: ignore[arg-type]
+    lab = Lab(runner, piece_s=None)  # type: ignore[arg-type]  # pieces by steps alone
     places: list[int] = []
 
     def on_wait(place: int, expected_s: float | None) -> None:
@@ -365,7 +377,7 @@ class _SlowWorker:
 def test_thirty_visitors_cost_one_run(tiny_lab) -> None:
     """Visitors asking for a configuration in training follow that run."""
     runner = _SlowWorker()
-    lab = Lab(runner)  # type: ignore[arg-type]
+    lab = Lab(runner, piece_s=None)  # type: ignore[arg-type]
     results = []
     threads = [
         threading.Thread(target=lambda i=i: results.append(lab.train(TINY, f"s{i}")))
@@ -444,8 +456,9 @@ def test_a_result_under_another_key_is_never_served(tiny_lab) -> None:
 
 def test_a_piece_for_other_settings_is_refused() -> None:
     class Wrong:
-        def call(self, fn, recipe, state, until, *, timeout_s, on_progress=None):
-            return train_piece(dataclasses.replace(recipe, seed=recipe.seed + 1), state, until)
+        def call(self, fn, recipe, state, until, budget_s, *, timeout_s, on_progress=None):
+            wrong = dataclasses.replace(recipe, seed=recipe.seed + 1)
+            return train_piece(wrong, state, until, budget_s)
 
     lab = Lab(Wrong())  # type: ignore[arg-type]
     with pytest.raises(InputError, match="came back for other settings"):
@@ -511,7 +524,7 @@ def test_the_cache_is_bounded_and_keeps_the_recently_used(tiny_lab) -> None:
 def test_configurations_that_share_a_training_train_it_once() -> None:
     """post-LN with warm-up off is in both (chosen in one, the comparison in the other)."""
     runner = InProcess()
-    lab = Lab(runner)  # type: ignore[arg-type]
+    lab = Lab(runner, piece_s=None)  # type: ignore[arg-type]
     lab.train(TrainConfig(variants=("post",), layers=1, steps=20), "v")
     lab.train(TrainConfig(variants=("pre",), layers=1, steps=20), "v")
     trained = [(c[1].variant, c[1].warmup) for c in runner.calls if c[0] == "train_piece"]
