@@ -204,13 +204,14 @@ def _benchmark_inputs() -> None:
     else:
         threads = f", on {benchmark.CPU_THREADS} CPU thread" if device == "cpu" else ""
         measures = memory.level(numel * ITEMSIZE[dtype], memory.device_memory(device))
-        st.caption(
-            f"{plain(measures.text)} {numel:,} elements of at "
-            f"most {benchmark.element_cap(device, dtype):,} on {device} in {dtype}, in at most "
-            f"{benchmark.MAX_ROWS:,} rows. One benchmark runs at a time in the whole server, "
-            f"first come first served, in a worker process beside the server{threads}; each "
-            f"stops at {benchmark.DEADLINE_S:g} s, warm-up included."
+        policy = (
+            f" {numel:,} elements of at most {benchmark.element_cap(device, dtype):,} on "
+            f"{device} in {dtype}, in at most {benchmark.MAX_ROWS:,} rows. One benchmark runs "
+            "at a time in the whole server, first come first served, in a worker process beside "
+            f"the server{threads}; each stops at {benchmark.DEADLINE_S:g} s, warm-up included."
         )
+        # on a slide, the finding alone: the button says what to do, and room is short
+        st.caption(plain(measures.finding if ui.presenting() else measures.text + policy))
     if note := ss.pop("gpu_run_note", None):
         st.caption(note)
     st.button(

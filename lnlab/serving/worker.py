@@ -252,6 +252,13 @@ class Worker:
             conn = self._connection()
         return conn
 
+    def needs(self, module: str) -> None:
+        """Have the worker import `module` before it says it is ready: the module of a job's
+        function, so that unpickling the first job (which imports it) costs nothing of that
+        job's time limit. A worker already running imports it with its first such job."""
+        if module not in self.preload:
+            self.preload = (*self.preload, module)
+
     def alive(self) -> bool:
         return self._process is not None and self._process.is_alive()
 

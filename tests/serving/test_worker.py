@@ -111,6 +111,22 @@ def test_an_abandoned_job_that_does_not_end_is_stopped_with_its_worker(light, mo
     assert light.started == started + 1
 
 
+def test_the_jobs_modules_are_imported_before_the_worker_is_ready():
+    """Unpickling a job imports its function's module: under load that took seconds of the
+    first job's time limit. The labs name their modules, and the worker imports them first."""
+    import lnlab.labs.training.worker  # noqa: F401 (the app imports every page's modules)
+
+    assert {"lnlab.labs.gpu.benchmark", "lnlab.labs.training.worker"} <= set(worker.HEAVY.preload)
+    w = worker.Worker(preload=())
+    w.needs("json")
+    w.needs("json")
+    try:
+        assert w.preload == ("json",)
+        assert w.call(eval, "'json' in __import__('sys').modules", timeout_s=30)
+    finally:
+        w.stop()
+
+
 def test_a_failed_start_is_retried_after_a_growing_back_off(monkeypatch):
     """The worker that could not start says why and when it tries again; it does not try
     before then, waits twice as long after each failure, and works once a start succeeds."""
@@ -202,29 +218,28 @@ def test_the_benchmark_runs_in_the_worker_within_its_deadline():
 
 
 def test_the_deadline_counts_the_warm_up_and_stops_mid_round(monkeypatch):
-    """Each call takes 0.1 s of a fake clock: past LONG_CALL_S, so one warm-up call is enough,
-    and past MIN_SAMPLE_S, so the call that calibrates is the first sample. Warming up and
-    calibrating three calls takes 0.6 s."""
-    clock = SimpleNamespace(now=0.0, step=0.1)
+    """Each call takes 1/8 s of a fake clock (exact in binary): past LONG_CALL_S, so the first
+    warm-up call is also the first sample. Warming the three calls up takes 0.375 s."""
+    clock = SimpleNamespace(now=0.0, step=0.125)
 
     def tick() -> None:
         clock.now += clock.step
 
     monkeypatch.setattr(benchmark, "time", SimpleNamespace(perf_counter=lambda: clock.now))
     calls = tuple(benchmark.Timed(name, tick, 8) for name in ("a", "b", "c"))
-    # 2.0 s: rounds end at 0.9, 1.2, 1.5, 1.8; the fifth stops after two calls
-    assert [m.samples for m in benchmark.time_calls(calls, "cpu", deadline_s=2.0)] == [6, 6, 5]
-    assert clock.now == pytest.approx(2.0)
+    # 2.0 s: rounds end at 0.75, 1.125, 1.5, 1.875; the fifth has room for one call only
+    assert [m.samples for m in benchmark.time_calls(calls, "cpu", deadline_s=2.0)] == [6, 5, 5]
+    assert clock.now == 2.0
     # a deadline passed during the warm-up still leaves one sample of each call
     clock.now = 0.0
-    measured = benchmark.time_calls(calls, "cpu", deadline_s=0.5)
+    measured = benchmark.time_calls(calls, "cpu", deadline_s=0.2)
     assert [m.samples for m in measured] == [1, 1, 1]
-    assert [m.median_s for m in measured] == pytest.approx([0.1] * 3)
-    assert clock.now == pytest.approx(0.6)
-    # a short call (10 ms) is warmed up twice: three calls each before the deadline is seen
-    clock.now, clock.step = 0.0, 0.01
+    assert [m.median_s for m in measured] == [0.125] * 3
+    assert clock.now == 0.375
+    # a short call (1/64 s) is warmed up twice, then timed once to size its samples
+    clock.now, clock.step = 0.0, 1 / 64
     assert [m.samples for m in benchmark.time_calls(calls, "cpu", deadline_s=0.0)] == [1, 1, 1]
-    assert clock.now == pytest.approx(0.09)
+    assert clock.now == 9 / 64
 
 
 def test_a_worker_starts_after_a_streamlit_run_replaced_main(light):

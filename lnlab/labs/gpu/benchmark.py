@@ -50,13 +50,15 @@ MAX_SEQ = 8192
 MAX_FEATURES = 16384
 DEADLINE_S = 3.0  # one run, warm-up included: timing stops here and reports what it has
 STOP_GRACE_S = 2.0  # this long past the deadline, the worker is stopped (a call never ends)
-WARMUP = 2  # warm-up calls, fewer for a call that lasts LONG_CALL_S (its one-time costs paid)
+WARMUP = 2  # warm-up calls; a call that lasts LONG_CALL_S is its own warm-up and first sample
 LONG_CALL_S = 0.05
 MAX_SAMPLES = 25
 MIN_SAMPLE_S = 1e-3  # a sample repeats the call until it lasts this long (timer resolution)
 CPU_THREADS = 1
+CHECK_ELEMENTS = 2**20  # step by step and fused are compared on at most this many elements
 
 _WORKER = worker.HEAVY  # the server's one heavy-work process, shared with training
+_WORKER.needs(__name__)  # timed_run's module, imported before the first run's time limit
 
 
 def element_cap(device: str, dtype: str = "float32") -> int:
@@ -182,8 +184,8 @@ def time_calls(
     launch latency not to matter; the call that measures how many that takes is the first
     sample when it lasts that long alone. Samples are taken in rounds, one of each call per
     round, so a burst of load from elsewhere hits them all alike. The deadline counts from the
-    start, warm-up included: once it passes, timing stops after the current sample (every
-    call keeps at least one sample) and the medians are of what was measured.
+    start, warm-up included: a sample that would end past it (by its fastest so far) is not
+    taken, every call keeps at least one sample, and the medians are of what was measured.
     """
     deadline = time.perf_counter() + deadline_s
     calibrated = [_calls_per_sample(c.fn, device, warmup) for c in calls]
@@ -191,8 +193,10 @@ def time_calls(
     samples: list[list[float]] = [[once] if count == 1 else [] for count, once in calibrated]
     for _ in range(max_rounds):
         for call, count, times in zip(calls, repeats, samples, strict=True):
-            if len(times) >= max_rounds or (times and time.perf_counter() >= deadline):
-                continue
+            if len(times) >= max_rounds or (
+                times and time.perf_counter() + min(times) * count > deadline
+            ):
+                continue  # at least one sample each; no sample that would end past the deadline
             start = time.perf_counter()
             for _ in range(count):
                 call.fn()
@@ -207,14 +211,16 @@ def time_calls(
 
 
 def _calls_per_sample(fn: Callable[[], object], device: str, warmup: int) -> tuple[int, float]:
-    """Warm `fn` up (up to `warmup` calls; one that lasts LONG_CALL_S is enough), then time one
-    call: how many calls last MIN_SAMPLE_S (1 to 1000), and that call's time."""
+    """Warm `fn` up, then time one call: how many calls last MIN_SAMPLE_S (1 to 1000), and
+    that call's time. A warm-up call that lasts LONG_CALL_S has paid its one-time costs (they
+    are milliseconds) and is itself the first sample: a large tensor on one CPU thread then
+    costs one call per version before the deadline is looked at, not three."""
     for _ in range(warmup):
         start = time.perf_counter()
         fn()
         synchronize(device)
-        if time.perf_counter() - start >= LONG_CALL_S:
-            break
+        if (once := time.perf_counter() - start) >= LONG_CALL_S:
+            return 1, once
     start = time.perf_counter()
     fn()
     synchronize(device)
@@ -247,8 +253,9 @@ class ScaleUp:
     copy: Measurement
     steps: Measurement
     fused: Measurement
-    max_diff: float  # max |step by step - fused|: both compute the same thing
+    max_diff: float  # max |step by step - fused| over the checked rows: the same thing
     note: str = ""  # how the run went, when that is news (ran in the server process, say)
+    checked_rows: int = 0  # max_diff is over the first rows, up to CHECK_ELEMENTS elements
     memory: Memory | None = None  # the device's cache and memory, as torch or the OS tell
     free_bytes: int | None = None  # the device's free memory when the run started
     peak_bytes: int | None = None  # the most memory torch held during the run (CUDA only)
@@ -307,7 +314,7 @@ def measure_layer_norm(
     features = shape[-1]
     gamma = torch.ones(features, device=device, dtype=kind)
     beta = torch.zeros(features, device=device, dtype=kind)
-    dst = torch.empty_like(x)
+    dst = torch.zeros_like(x)  # its pages touched now, not in the copy's first call
     rows, itemsize = x.numel() // features, x.element_size()
     copy, steps, fused = time_calls(
         (
@@ -327,8 +334,9 @@ def measure_layer_norm(
         deadline_s=deadline_s - (time.perf_counter() - start),
     )
     elapsed = time.perf_counter() - start
-    diff = layer_norm_step_by_step(x, gamma, beta, eps) - torch.nn.functional.layer_norm(
-        x, (features,), gamma, beta, eps
+    checked = x.reshape(rows, features)[: max(1, CHECK_ELEMENTS // features)]  # rows: cheap
+    diff = layer_norm_step_by_step(checked, gamma, beta, eps) - torch.nn.functional.layer_norm(
+        checked, (features,), gamma, beta, eps
     )
     return ScaleUp(
         device,
@@ -340,6 +348,7 @@ def measure_layer_norm(
         steps,
         fused,
         float(diff.abs().max()),
+        checked_rows=checked.shape[0],
         peak_bytes=torch.cuda.max_memory_allocated(device) if cuda else None,
     )
 

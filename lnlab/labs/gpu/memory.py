@@ -39,11 +39,16 @@ class Memory:
 
 @dataclass(frozen=True)
 class Level:
-    """Which memory timings on a tensor describe: "cache", "partly", "memory" or "unknown",
-    and a sentence that says why with the sizes."""
+    """Which memory timings on a tensor describe: "cache", "partly", "memory" or "unknown", a
+    sentence that says why with the sizes, and what to do to time the memory ("" if nothing)."""
 
     kind: str
-    text: str
+    finding: str
+    advice: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.finding} {self.advice}".rstrip()
 
 
 def binary_size(n: float) -> str:
@@ -115,7 +120,7 @@ def device_memory(device: str) -> Memory:
         return Memory(
             device, name, size, meminfo("MemTotal"), "main memory", f"{SYSFS_CACHE}, {MEMINFO}"
         )
-    return Memory(device, "", None, None, "the GPU's memory", "torch does not tell")
+    return Memory(device, "", None, None, "the GPU's memory", "torch, which does not tell it")
 
 
 def free_bytes(device: str) -> int | None:
@@ -136,18 +141,19 @@ def level(x_bytes: int, memory: Memory) -> Level:
     if not memory.cache_bytes:
         return Level(
             "unknown",
-            f"{memory.source}: the size of this device's cache is not known, so it cannot "
-            "be told whether these timings are the cache's or the memory's.",
+            f"The size of {memory.device}'s cache is not known (read from {memory.source}), so "
+            "it cannot be told whether these timings are the cache's or the memory's.",
         )
     cache = f"the {binary_size(memory.cache_bytes)} {memory.cache_name}"
     x = binary_size(x_bytes)
     ratio = x_bytes / memory.cache_bytes
+    advice = f"Make x at least {MEMORY_MULTIPLE} times the cache to time {memory.memory_name}."
     if 2 * x_bytes <= memory.cache_bytes:
         return Level(
             "cache",
             f"x ({x}) and its copy fit in {cache}: these timings are the cache's, not "
-            f"{memory.memory_name}'s. Make x at least {MEMORY_MULTIPLE} times the cache "
-            "to time the memory.",
+            f"{memory.memory_name}'s.",
+            advice,
         )
     if ratio >= MEMORY_MULTIPLE:
         return Level(
@@ -158,6 +164,6 @@ def level(x_bytes: int, memory: Memory) -> Level:
     return Level(
         "partly",
         f"x ({x}) is {ratio:.1f} times {cache}: part of each pass comes from the cache, so "
-        f"these timings are partly the cache's. Make x at least {MEMORY_MULTIPLE} times the "
-        f"cache to time {memory.memory_name} alone.",
+        "these timings are partly the cache's.",
+        advice,
     )

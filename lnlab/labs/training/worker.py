@@ -355,4 +355,5 @@ class Lab:
             ) from err
 
 
+worker.HEAVY.needs(__name__)  # the pieces' module, imported before the first piece's limit
 LAB = Lab()

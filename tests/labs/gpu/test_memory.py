@@ -135,11 +135,13 @@ def test_a_large_cache_is_sized_with_wider_rows(described_devices):
 
 
 def test_an_unknown_cache_suggests_nothing_and_says_it_cannot_tell(described_devices):
-    described_devices["mps"] = memory.Memory(
-        "mps", "", None, None, "the GPU's memory", "torch does not tell"
-    )
+    described_devices["mps"] = DEVICE_MEMORY("mps")
     assert benchmark.suggested_shape("mps") is None
-    assert memory.level(GiB, described_devices["mps"]).kind == "unknown"
+    unknown = memory.level(GiB, described_devices["mps"])
+    assert unknown.kind == "unknown" and unknown.text == (
+        "The size of mps's cache is not known (read from torch, which does not tell it), so it "
+        "cannot be told whether these timings are the cache's or the memory's."
+    )
 
 
 def test_a_result_says_which_memory_it_describes_and_its_peak(h100):

@@ -169,8 +169,8 @@ def test_scale_up_on_the_cpu_shows_a_timing_table():
     # N = 256, R = 16, D = 16 in float32: (12 N + 8 R + 2 D) x 4 and (2 N + 2 D) x 4 bytes
     assert table["MB moved per call"].tolist() == [2048 / 1e6, 12928 / 1e6, 2176 / 1e6]
     assert table.loc["copy", "share of copy bandwidth"] == 1.0
-    # 1 KiB is timed in the cache (where the OS tells its size), and the slide says so
-    assert any("cache" in w.value and "timings" in w.value for w in at.warning)
+    # 1 KiB is timed in the cache (where the OS tells its size), and the figure says so
+    assert any("cache" in c.value and "timings" in c.value for c in at.caption)
 
 
 def test_the_sizes_say_which_memory_they_time_and_one_button_sizes_them_past_the_cache():
