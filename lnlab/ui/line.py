@@ -61,34 +61,50 @@ def worker_notice() -> None:
 
 
 class Line:
-    """A box that shows the visitor's place while they wait: pass `on_wait` to the line."""
+    """A box that shows the visitor's place while they wait: pass `on_wait` to the line.
+
+    It also adds up the time spent waiting: from the first call of a wait to `clear` (the run
+    went on) or, at the end, to the last call (the line calls at least every HEARTBEAT_S while
+    a visitor waits, so that is the wait to within that)."""
 
     def __init__(self) -> None:
         self._box = st.empty()
-        self._start = time.monotonic()
         self.first: int | None = None  # the place on joining the line; None if not queued
+        self.waited_s = 0.0  # waits that ended
+        self._since: float | None = None  # when the wait under way began
+        self._last = 0.0  # the last call of that wait
 
     def on_wait(self, place: int, expected_s: float | None = None) -> None:
         """Called by the line on joining it, when the place changes and now and then (each
         call lets Streamlit stop the wait of a visitor who left or changed an input)."""
+        now = time.monotonic()
         if self.first is None:
             self.first = place
+        if self._since is None:
+            self._since = now
+        self._last = now
         self._box.info(
             f"{waiting_text(place, expected_s)} Changing an input meanwhile leaves the line.",
             icon=":material/hourglass:",
         )
 
     def clear(self) -> None:
-        """Clear the box (the run went on after a wait)."""
+        """Clear the box: the run went on after a wait."""
+        if self._since is not None:
+            self.waited_s += time.monotonic() - self._since
+            self._since = None
         self._box.empty()
 
     def done(self) -> str:
-        """Clear the box; how long the visitor waited, or "" when they did not."""
+        """Clear the box; how long the visitor waited in all, or "" when they did not."""
         self._box.empty()
+        if self._since is not None:
+            self.waited_s += self._last - self._since
+            self._since = None
         if self.first is None:
             return ""
         return (
-            f"You waited {time.monotonic() - self._start:.1f} s in line "
+            f"You waited {self.waited_s:.1f} s in line "
             f"({ordinal(self.first)} when you pressed Run)."
         )
 

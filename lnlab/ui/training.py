@@ -20,8 +20,8 @@ def train(config: TrainConfig) -> LabResult | None:
     bar = st.progress(0.0, text="Starting the training process...")
 
     def progress(p: Progress) -> None:
-        if not p.place:
-            line.clear()  # training again after a pause in line
+        if not p.place and line.first is not None:
+            line.clear()  # training again after a wait in line
         bar.progress(p.share, text=p.text())
 
     try:

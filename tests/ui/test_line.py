@@ -4,6 +4,7 @@ once by a tab that lacks it; a worker that cannot start is said on the page."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -67,3 +68,21 @@ def test_a_worker_being_retried_is_said_on_the_page(monkeypatch):
     monkeypatch.setattr(worker.HEAVY, "trouble", lambda: "the worker could not start; soon")
     (warning,) = _open(monkeypatch, ID).warning
     assert warning.value == "The worker could not start; soon."
+
+
+def test_the_time_waited_counts_the_waits_not_the_runs(monkeypatch):
+    """A wait from 0 to 1.5 s of a fake clock (when the run went on), a run, then a wait from
+    4 s that ends with the run: counted to its last call, 4.5 s. 2 s waited in all."""
+    clock = iter([0.0, 0.5, 1.5, 4.0, 4.5])
+    monkeypatch.setattr(line.time, "monotonic", lambda: next(clock))
+    box = line.Line.__new__(line.Line)
+    box._box = SimpleNamespace(info=lambda *a, **k: None, empty=lambda: None)
+    box.first, box.waited_s, box._since, box._last = None, 0.0, None, 0.0
+    box.on_wait(2, None)  # 0.0
+    box.on_wait(1, None)  # 0.5
+    box.clear()  # 1.5: the run goes on
+    assert box.waited_s == 1.5
+    box.clear()  # no wait under way: nothing added
+    box.on_wait(1, 3.0)  # 4.0: waiting between two pieces
+    box.on_wait(1, 2.0)  # 4.5
+    assert box.done() == "You waited 2.0 s in line (2nd when you pressed Run)."
