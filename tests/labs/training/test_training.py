@@ -423,20 +423,20 @@ def test_a_visitor_who_leaves_mid_run_never_gets_another_configuration_cached() 
 
 
 def test_followers_take_over_when_the_visitor_running_it_leaves(tiny_lab) -> None:
-    """The teacher starts the run and leaves at once; a student following it takes it over
-    and gets the configuration's numbers."""
+    """The teacher starts the run and leaves once a student follows it; the student takes it
+    over and gets the configuration's numbers."""
     lab = Lab(_SlowWorker())  # type: ignore[arg-type]
-    leader_in = threading.Event()
+    leader_in, following = threading.Event(), threading.Event()
     got: list[LabResult] = []
 
     def leave(progress: Progress) -> None:
         leader_in.set()
-        time.sleep(0.1)  # the follower has joined meanwhile
+        assert following.wait(30)  # the student follows this run now
         raise StopException()
 
     def follow() -> None:
         leader_in.wait(30)
-        got.append(lab.train(TINY, "student"))
+        got.append(lab.train(TINY, "student", on_progress=lambda progress: following.set()))
 
     student = threading.Thread(target=follow)
     student.start()
@@ -444,7 +444,7 @@ def test_followers_take_over_when_the_visitor_running_it_leaves(tiny_lab) -> Non
         lab.train(TINY, "teacher", on_progress=leave)
     student.join(60)
     assert got and [r.losses for r in got[0].runs] == [r.losses for r in tiny_lab.runs]
-    assert lab.cached(TINY) is got[0]
+    assert lab.cached(TINY) is got[0] and lab.runs_started == 2
 
 
 def test_a_result_under_another_key_is_never_served(tiny_lab) -> None:
