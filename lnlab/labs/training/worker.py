@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lnlab.core.backend import cpu_threads
-from lnlab.core.errors import InputError
+from lnlab.core.errors import BusyError, InputError
 from lnlab.labs.training.config import TrainConfig
 from lnlab.labs.training.run import LabResult, assemble, depth_grads, recipes
 from lnlab.labs.training.train import Recipe, Trainer, VariantRun
@@ -154,10 +154,12 @@ class Lab:
         runner: worker.Worker | None = None,
         cache_size: int = CACHE_SIZE,
         piece_s: float | None = PIECE_S,
+        max_wait_s: float = heavy_work.MAX_WAIT_S,
     ) -> None:
         self.worker = runner or worker.HEAVY  # shared with the GPU benchmark
         self.cache_size = cache_size
         self.piece_s = piece_s  # None: pieces bounded by PIECE_WORK alone
+        self.max_wait_s = max_wait_s  # in line, before the first piece and between two
         self._lock = threading.Lock()
         self._cache: OrderedDict[TrainConfig, LabResult] = OrderedDict()
         self._legs: OrderedDict[Recipe, Leg] = OrderedDict()
@@ -249,12 +251,12 @@ class Lab:
             if on_wait is not None:
                 on_wait(place, expected_s)
 
-        with heavy_work.front(owner, on_wait=waiting) as turn:
+        with heavy_work.front(owner, on_wait=waiting, max_wait_s=self.max_wait_s) as turn:
             self.runs_started += 1
             first = True
             while (piece := self._next_piece(config, runs, grads)) is not None:
                 if not first:
-                    turn.share()  # whoever waits goes first; then the front is ours again
+                    self._share(turn)  # whoever waits goes first; then the front is ours again
                 first = False
                 if piece == "grads":
                     grads.append(self._grads_piece(config))
@@ -264,6 +266,15 @@ class Lab:
         if result.config != config:  # cannot happen; never cache another key's result
             raise InputError("The training run's result was not for these settings; try again.")
         return result
+
+    @staticmethod
+    def _share(turn: heavy_work.Turn) -> None:
+        try:
+            turn.share()
+        except BusyError as err:  # waited too long between two pieces
+            raise BusyError(
+                f"{err} The pieces already trained are kept: press Train to go on from there."
+            ) from err
 
     def _next_piece(
         self, config: TrainConfig, runs: dict[Recipe, VariantRun], grads: list[Grads]

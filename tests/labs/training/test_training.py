@@ -40,7 +40,14 @@ from lnlab.labs.training.lesson import (
     label,
     slides,
 )
-from lnlab.labs.training.run import LabResult, depth_grads, final_loss, fluctuation, run_lab
+from lnlab.labs.training.run import (
+    LabResult,
+    depth_grads,
+    final_loss,
+    fluctuation,
+    recipes,
+    run_lab,
+)
 from lnlab.labs.training.script import training_script
 from lnlab.labs.training.train import Recipe, Trainer, VariantRun, train_variant
 from lnlab.labs.training.worker import Lab, Leg, Progress, piece_steps, train_piece
@@ -483,6 +490,36 @@ def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
             lab.train(TINY, "teacher")
     assert places == [1]
     assert lab.train(TINY, "student").config == TINY  # the line is empty again
+
+
+def test_a_run_that_waits_too_long_between_pieces_says_its_pieces_are_kept() -> None:
+    """Its second piece would wait past the longest wait (0 s here) behind a benchmark: the
+    message says so and that the first piece is kept; Train again goes on from it."""
+    config = TrainConfig(variants=("pre",), layers=8, steps=120)
+    holder: list[threading.Thread] = []
+    release = threading.Event()
+
+    def benchmark_arrives(call: int) -> None:
+        if call == 1:
+            holder.append(threading.Thread(target=hold, daemon=True))
+            holder[0].start()
+            wait_until(lambda: heavy_work.place("benchmark") == 1)
+
+    def hold() -> None:
+        with heavy_work.front("benchmark"):
+            release.wait(30)
+
+    runner = InProcess(benchmark_arrives)
+    lab = Lab(runner, piece_s=None, max_wait_s=0.0)  # type: ignore[arg-type]
+    with pytest.raises(BusyError, match=r"Waited 0 s .* pieces already trained are kept"):
+        lab.train(config, "trainer")
+    release.set()
+    holder[0].join(10)
+    kept = lab._legs[recipes(config)[0]]
+    assert kept.done == piece_steps(8) and kept.run is None
+    result = lab.train(config, "trainer")
+    assert [c[2] for c in runner.calls if c[0] == "train_piece"][:2] == [60, 120]
+    assert result.runs[0].losses == run_lab(config).runs[0].losses
 
 
 class _StoppedWorker:
