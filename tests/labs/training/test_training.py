@@ -314,42 +314,53 @@ def test_a_piece_stops_when_its_time_is_up_and_the_next_goes_on_from_there() -> 
     assert [r.losses for r in result.runs] == [r.losses for r in run_lab(config).runs]
 
 
+class ArrivingBenchmark:
+    """Another visitor's benchmark that joins the heavy-work line while the first piece runs
+    (pass it as InProcess's `before`): it logs each piece and its own turn, and holds the
+    front until `release` is set (at once unless told to hold)."""
+
+    def __init__(self, hold: bool = False) -> None:
+        self.log: list[str] = []
+        self.release = threading.Event()
+        if not hold:
+            self.release.set()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __call__(self, call: int) -> None:
+        self.log.append(f"piece {call}")
+        if call == 1:
+            self.thread.start()
+            wait_until(lambda: heavy_work.place("benchmark") == 1)
+
+    def _run(self) -> None:
+        with heavy_work.front("benchmark"):
+            self.log.append("benchmark")
+            self.release.wait(30)
+
+    def done(self) -> None:
+        self.release.set()
+        self.thread.join(10)
+
+
 def test_a_long_run_goes_in_pieces_and_shares_the_line_between_them() -> None:
     """8 blocks x 150 steps: 60 steps a piece, so each training is three pieces; a benchmark
     that joins the line during the first piece runs before the second, and the run then
     goes on where it stopped, to the numbers of one uninterrupted run."""
     config = TrainConfig(variants=("pre",), layers=8, steps=150)
     assert piece_steps(8) == 60
-    log: list[str] = []
-    visitor: list[threading.Thread] = []
-
-    def benchmark_arrives(call: int) -> None:
-        log.append(f"piece {call}")
-        if call == 1:
-            visitor.append(threading.Thread(target=hold, daemon=True))
-            visitor[0].start()
-            wait_until(lambda: heavy_work.place("benchmark") == 1)
-
-    def hold() -> None:
-        with heavy_work.front("benchmark"):
-            log.append("benchmark")
-
-    runner = InProcess(benchmark_arrives)
+    benchmark = ArrivingBenchmark()
+    runner = InProcess(benchmark)
     lab = Lab(runner, piece_s=None)  # type: ignore[arg-type]  # pieces by steps alone
     places: list[int] = []
-
-    def on_wait(place: int, expected_s: float | None) -> None:
-        places.append(place)
-        log.append(f"training waits {place}")
-
-    result = lab.train(config, "trainer", on_wait=on_wait)
-    visitor[0].join(10)
+    result = lab.train(config, "trainer", on_wait=lambda place, _: places.append(place))
+    benchmark.done()
     pieces = [c for c in runner.calls if c[0] == "train_piece"]
     assert [(c[1].variant, c[1].warmup, c[2]) for c in pieces] == [
         ("pre", False, 60), ("pre", False, 120), ("pre", False, 150),
         ("post", True, 60), ("post", True, 120), ("post", True, 150),
         ("post", False, 60), ("post", False, 120), ("post", False, 150),
     ]  # fmt: skip
+    log = benchmark.log
     assert log.index("piece 1") < log.index("benchmark") < log.index("piece 2")
     assert places and set(places) <= {1, 2}  # it waited behind the benchmark, and said so
     whole = run_lab(config)
@@ -496,25 +507,12 @@ def test_a_run_that_waits_too_long_between_pieces_says_its_pieces_are_kept() -> 
     """Its second piece would wait past the longest wait (0 s here) behind a benchmark: the
     message says so and that the first piece is kept; Train again goes on from it."""
     config = TrainConfig(variants=("pre",), layers=8, steps=120)
-    holder: list[threading.Thread] = []
-    release = threading.Event()
-
-    def benchmark_arrives(call: int) -> None:
-        if call == 1:
-            holder.append(threading.Thread(target=hold, daemon=True))
-            holder[0].start()
-            wait_until(lambda: heavy_work.place("benchmark") == 1)
-
-    def hold() -> None:
-        with heavy_work.front("benchmark"):
-            release.wait(30)
-
-    runner = InProcess(benchmark_arrives)
+    benchmark = ArrivingBenchmark(hold=True)
+    runner = InProcess(benchmark)
     lab = Lab(runner, piece_s=None, max_wait_s=0.0)  # type: ignore[arg-type]
     with pytest.raises(BusyError, match=r"Waited 0 s .* pieces already trained are kept"):
         lab.train(config, "trainer")
-    release.set()
-    holder[0].join(10)
+    benchmark.done()
     kept = lab._legs[recipes(config)[0]]
     assert kept.done == piece_steps(8) and kept.run is None
     result = lab.train(config, "trainer")
