@@ -20,6 +20,7 @@ BENCHMARKS = (
     "bench.heavy_work",
     "bench.gpu_fairness",
     "bench.training",
+    "bench.training_line",
 )
 
 for name in BENCHMARKS:

@@ -8,8 +8,9 @@ to it, as bench.sessions does (no browser):
   and again after a random pause of up to PAUSE_S, for the phase; an edit's latency is the
   time from the rerun request to script_finished (step 1's new mean checked);
 - busy: the same, while two sessions on /gpu (visitors A and B) press Run the moment their
-  last run's result arrives, on the largest CPU benchmark the caps allow (64 x 1024 x 32
-  bfloat16 = 2^21 elements in 2^16 rows; the issue's 1024 x 1024 x 2 is now over the row cap).
+  last run's result arrives, on a CPU benchmark of 64 x 1024 x 32 bfloat16 (2^21 elements in
+  2^16 rows: the largest the caps allowed before they were sized from the CPU's cache; the
+  issue's 1024 x 1024 x 2 is over the row cap).
 
 The phases alternate in ROUNDS parts each, so that load from elsewhere on a shared machine hits
 both alike. Before them each benchmark visitor runs once (the first run starts the worker process).

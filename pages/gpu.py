@@ -21,17 +21,19 @@ from lnlab.core.parse import (
     format_embeddings,
     parse_embeddings,
 )
-from lnlab.labs.gpu import benchmark, parity
+from lnlab.labs.gpu import benchmark, memory, parity
 from lnlab.labs.gpu import export as gpu_export
 from lnlab.labs.gpu import lesson as slides
+from lnlab.labs.gpu.traffic import ITEMSIZE
 from lnlab.teach.links import Field, Param
 from lnlab.teach.markdown import plain
 from lnlab.teach.presets import TOKEN_PRESETS, token_preset
+from lnlab.ui.line import remember_visitor, worker_notice
 
 PAGE = "gpu"
 KEEP = ui.KEEP
 DEFAULT_PRESET = "hello"
-DEFAULT_SHAPE = {"gpu_batch": 4, "gpu_seq": 512, "gpu_features": 1024}
+FALLBACK_SHAPE = (4, 512, 1024)  # where the device's cache size is not known
 SIZES = (  # the benchmark's inputs: key, label, link parameter, smallest, largest
     ("gpu_batch", "batch", "batch", 1, benchmark.MAX_BATCH),
     ("gpu_seq", "sequence", "seq", 1, benchmark.MAX_SEQ),
@@ -80,6 +82,13 @@ def _load_preset() -> None:
     ss.gpu_token = 0
 
 
+def _default_shape() -> dict[str, int]:
+    """The benchmark's sizes, from the device: x past its last cache, so the default run times
+    the memory (benchmark.suggested_shape), in float32."""
+    shape = benchmark.suggested_shape(_devices()[0].name) or FALLBACK_SHAPE
+    return {key: value for (key, *_), value in zip(SIZES, shape, strict=True)}
+
+
 def _init_state() -> None:
     """Every input's value when neither the visitor nor a link has set it."""
     preset = ss.setdefault("gpu_preset", DEFAULT_PRESET)
@@ -90,10 +99,11 @@ def _init_state() -> None:
         "gpu_token": 0,
         "gpu_slide": 0,
     }
-    for key, value in (defaults | DEFAULT_SHAPE).items():
+    shape = _default_shape()
+    for key, value in (defaults | shape).items():
         ss.setdefault(key, value)
     for key, name, _, lo, hi in SIZES:
-        ui.within(key, lo, hi, DEFAULT_SHAPE[key], f"The {name}")
+        ui.within(key, lo, hi, shape[key], f"The {name}")
 
 
 def _resolved() -> str:
@@ -140,6 +150,11 @@ def _device_inputs() -> None:
     )
 
 
+def _size_for_memory(shape: tuple[int, int, int]) -> None:
+    for (key, *_), value in zip(SIZES, shape, strict=True):
+        ss[key] = value
+
+
 def _request_run(shape: tuple[int, int, int], device: str) -> None:
     ss.gpu_run_request = (shape, device, ss.gpu_dtype)
 
@@ -169,20 +184,34 @@ def _benchmark_inputs() -> None:
     for col, (key, name, _, lo, hi) in zip(st.columns(3), SIZES, strict=True):
         col.number_input(name, min_value=lo, max_value=hi, step=1, key=key, persist_state=KEEP)
     shape = tuple(int(ss[key]) for key, *_ in SIZES)
-    device = _resolved()
+    device, dtype = _resolved(), ss.gpu_dtype
+    suggested = benchmark.suggested_shape(device, dtype)
+    if suggested is not None and suggested != shape:
+        st.button(
+            "Size it past the cache",
+            key="gpu_fit",
+            icon=":material/memory:",
+            on_click=_size_for_memory,
+            args=(suggested,),
+            help=f"{' x '.join(map(str, suggested))}: x {benchmark.MEMORY_MULTIPLE} times the "
+            "device's last cache, so the timings are the memory's",
+        )
     try:
-        numel = benchmark.check_size(*shape, device)
+        numel = benchmark.check_size(*shape, device, dtype)
     except InputError as err:
         ui.show_error(err)
         numel = None
     else:
         threads = f", on {benchmark.CPU_THREADS} CPU thread" if device == "cpu" else ""
-        st.caption(
-            f"{numel:,} elements of at most {benchmark.element_cap(device):,} on {device}, in "
-            f"at most {benchmark.MAX_ROWS:,} rows. One benchmark runs at a time in the whole "
-            "server, first come first served, in a worker process beside the server"
-            f"{threads}; each stops at {benchmark.DEADLINE_S:g} s, warm-up included."
+        measures = memory.level(numel * ITEMSIZE[dtype], memory.device_memory(device))
+        policy = (
+            f" {numel:,} elements of at most {benchmark.element_cap(device, dtype):,} on "
+            f"{device} in {dtype}, in at most {benchmark.MAX_ROWS:,} rows. One benchmark runs "
+            "at a time in the whole server, first come first served, in a worker process beside "
+            f"the server{threads}; each stops at {benchmark.DEADLINE_S:g} s, warm-up included."
         )
+        # on a slide, the finding alone: the button says what to do, and room is short
+        st.caption(plain(measures.finding if ui.presenting() else measures.text + policy))
     if note := ss.pop("gpu_run_note", None):
         st.caption(note)
     st.button(
@@ -210,6 +239,8 @@ def _exports() -> None:
 ui.page_setup(slides.TITLE)
 ui.open_link(PAGE, FIELDS)
 _init_state()
+remember_visitor()
+worker_notice()
 devices = _devices()
 names = {d.name: d.label for d in devices}
 if not ui.presenting():

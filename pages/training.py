@@ -20,6 +20,7 @@ from lnlab.labs.training.model import VARIANTS
 from lnlab.labs.training.worker import LAB
 from lnlab.teach.links import Field, Param
 from lnlab.teach.markdown import plain
+from lnlab.ui.line import remember_visitor, worker_notice
 from lnlab.ui.training import train
 
 PAGE = "training"
@@ -154,7 +155,8 @@ def _settings() -> None:
     )
     st.caption(
         f"{config.trained_runs} runs of {config.steps} steps. One run at a time in the whole "
-        "server; each configuration is trained once and kept for everyone."
+        "server, in pieces of a few seconds that let other visitors' heavy work go between "
+        "them; each configuration is trained once and kept for everyone."
     )
 
 
@@ -186,6 +188,8 @@ def _exports() -> None:
 ui.page_setup(slides.TITLE)
 ui.open_link(PAGE, FIELDS)
 _init_state()
+remember_visitor()
+worker_notice()
 if not ui.presenting():
     st.title(slides.TITLE)
     st.markdown(slides.INTRO)

@@ -1,6 +1,7 @@
 """Shared by the tests: opening a page as the app serves it, checking a figure, and reading
 the files its download buttons carry."""
 
+import io
 import json
 import re
 import threading
@@ -96,6 +97,22 @@ def downloaded(at: AppTest, key: str, files: dict[str, bytes]) -> str:
     (button,) = [b for b in at.get("download_button") if b.proto.id.endswith(f"-{key}")]
     file_id = button.proto.url.rsplit("/", 1)[1].split(".")[0]
     return files[file_id].decode()
+
+
+def read_csv_exact(text: str) -> pd.DataFrame:
+    """A downloaded CSV as a table, its numbers read by Python's int and float (correctly
+    rounded: a number the app wrote reads back to its bits) rather than by pandas' own
+    parser, whose reading of 17-digit numbers has changed between versions. A column whose
+    every cell is a whole number is ints, else floats (an empty cell NaN), else text."""
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    for column in frame:
+        for kind in (int, lambda cell: float(cell or "nan")):
+            try:
+                frame[column] = [kind(cell) for cell in frame[column]]
+            except ValueError:
+                continue
+            break
+    return frame
 
 
 def frames(at: AppTest, *columns: str) -> list[pd.DataFrame]:

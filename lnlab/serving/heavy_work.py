@@ -2,8 +2,11 @@
 
 Heavy work is the GPU page's benchmark and the training lab's runs: each takes a few seconds
 of the machine. The visitor at the front of the line runs; everyone else waits in line, in
-arrival order, and sees their place. Pressing Run again puts a visitor at the back of the
-line, so two visitors alternate instead of one keeping the front.
+arrival order, and sees their place and about how long it will take. Pressing Run again puts a
+visitor at the back of the line, so two visitors alternate instead of one keeping the front.
+An owner is a visitor (their browser, lnlab.ui.line.visitor), who holds at most one place. A
+long run is done in pieces: between two, Turn.share sends it to the back of the line if
+anyone waits, so nobody waits for more than one piece of each visitor ahead of them.
 
 The line lives in the app's database (its own table `heavy_work_line`, lnlab.serving.database),
 so the server processes of a cluster that share one database share one line. A row per owner:
@@ -41,7 +44,7 @@ LEASE_S = 10.0  # a row not refreshed for this long belongs to a dead process an
 BEATS_PER_LEASE = 10  # waiters and the front refresh their row's beat_at this often
 _BOOT = secrets.token_hex(4)  # with the pid, tells this process's owners from other servers'
 
-OnWait = Callable[[int], None]
+OnWait = Callable[[int, "float | None"], None]  # place (1 = next), seconds to wait (or None)
 
 metadata = sa.MetaData()
 line_table = sa.Table(
@@ -66,10 +69,13 @@ def seconds(s: float) -> str:
     return f"{s:.2g} s" if s < 10 else f"{s:.0f} s"
 
 
-def waiting_text(place: int) -> str:
-    """What a waiting visitor reads: 'You are 2nd in line ...'."""
+def waiting_text(place: int, expected_s: float | None = None) -> str:
+    """What a waiting visitor reads: 'You are 2nd in line ..., about 5 s to wait.'."""
     ahead = "the current run" if place == 1 else f"the current run and {place - 1} more"
-    return f"You are {ordinal(place)} in line for the server's heavy work (after {ahead})."
+    text = f"You are {ordinal(place)} in line for the server's heavy work (after {ahead})"
+    if expected_s is None:
+        return text + "."
+    return f"{text}, about {seconds(max(expected_s, 1.0))} to wait."
 
 
 class HeavyWorkLine:
@@ -120,6 +126,16 @@ class HeavyWorkLine:
         """How many of the live rows wait (all but the front)."""
         return sum(row.started_at is None for row in rows)
 
+    def expected_s(self, rows: list[sa.Row], place: int, now: float) -> float | None:
+        """About how long the waiter at `place` will wait: what is left of the front's typical
+        time at the front, plus a typical time for each waiter ahead; None before this
+        process has seen a turn end."""
+        if not self._typical_s:
+            return None
+        front = rows[0].started_at if rows else None
+        left = self._typical_s if front is None else max(0.0, self._typical_s - (now - front))
+        return left + (place - 1) * self._typical_s
+
     @staticmethod
     def _place(rows: list[sa.Row], key: str) -> int | None:
         waiting = [row.owner for row in rows if row.started_at is None]
@@ -148,29 +164,40 @@ class HeavyWorkLine:
     @contextlib.contextmanager
     def front(
         self, owner: str, *, on_wait: OnWait | None = None, max_wait_s: float = MAX_WAIT_S
-    ) -> Iterator[None]:
-        """Wait in line, then stay at the front for the `with` body (the heavy work).
+    ) -> Iterator[Turn]:
+        """Wait in line, then stay at the front for the `with` body (the heavy work), which
+        gets the Turn (to share the front between the pieces of a long run).
 
-        `on_wait(place)` runs on joining the line, whenever the place changes and at least
-        every `heartbeat_s`; if it raises, `owner` leaves the line and the exception
+        `on_wait(place, expected_s)` runs on joining the line, whenever the place changes and
+        at least every `heartbeat_s`; if it raises, `owner` leaves the line and the exception
         propagates. Raises BusyError if `owner` is already in line or at the front, if the line
         is full, or if the wait would pass (or passes) `max_wait_s`.
         """
         key = self._key(owner)
-        try:
+        with _database_answers():
             self._enter(key, on_wait, max_wait_s)
-        except sa.exc.OperationalError as err:  # the database is down or unreachable
-            raise BusyError(
-                "The line for heavy work is unavailable (its database did not answer); "
-                "try again in a minute."
-            ) from err
-        start = time.monotonic()
+        turn = Turn(self, key, on_wait, max_wait_s)
         try:
             with self._beating(key):
-                yield
+                yield turn
         finally:
             with contextlib.suppress(sa.exc.OperationalError):  # else the lease drops the row
-                self._leave(key, time.monotonic() - start)
+                self._leave(key, time.monotonic() - turn.since)
+
+    def _requeue(self, key: str) -> bool:
+        """Move `key` from the front to the back of the line if anyone waits (True), else
+        leave it at the front (False)."""
+        with self._locked() as conn:
+            now = time.time()
+            if not self._waiting(self._rows(conn, now)):
+                return False
+            last = conn.execute(sa.select(sa.func.max(line_table.c.ticket))).scalar() or 0
+            conn.execute(
+                line_table.update()
+                .where(line_table.c.owner == key)
+                .values(ticket=last + 1, started_at=None, beat_at=now)
+            )
+            return True
 
     def _enter(self, key: str, on_wait: OnWait | None, max_wait_s: float) -> None:
         deadline = time.monotonic() + max_wait_s
@@ -187,7 +214,10 @@ class HeavyWorkLine:
             now = time.time()
             rows = self._rows(conn, now)
             if self._place(rows, key) is not None:
-                raise BusyError("Your previous run is still running or waiting; wait for it.")
+                raise BusyError(
+                    "Your other run (from this tab or another tab of this browser) is still "
+                    "running or waiting in line; wait for it to finish."
+                )
             waiting = self._waiting(rows)
             if rows and waiting >= self.max_waiting:
                 raise BusyError(
@@ -234,7 +264,7 @@ class HeavyWorkLine:
                 self._beat(key)
                 beat_at = now
             if on_wait is not None and (place != shown or now - shown_at >= self.heartbeat_s):
-                on_wait(place)
+                on_wait(place, self.expected_s(rows, place, time.time()))
                 shown, shown_at = place, time.monotonic()
             time.sleep(max(0.0, min(POLL_S, deadline - time.monotonic())))
 
@@ -276,15 +306,56 @@ class HeavyWorkLine:
             stop.set()
             thread.join()
 
+    def _held(self, held_s: float) -> None:
+        """Fold one time at the front into the running estimate of a turn."""
+        w = TYPICAL_WEIGHT
+        self._typical_s = held_s if not self._typical_s else (1 - w) * self._typical_s + w * held_s
+
     def _leave(self, key: str, held_s: float | None = None) -> None:
         """Delete `key`'s row (at the front or in line); time at the front updates the estimate."""
         if held_s is not None:
-            w = TYPICAL_WEIGHT
-            self._typical_s = (
-                held_s if not self._typical_s else (1 - w) * self._typical_s + w * held_s
-            )
+            self._held(held_s)
         with self._db.write() as conn:
             conn.execute(line_table.delete().where(line_table.c.owner == key))
+
+
+class Turn:
+    """`owner`'s time at the front of the line, for the body of HeavyWorkLine.front."""
+
+    def __init__(
+        self, line: HeavyWorkLine, key: str, on_wait: OnWait | None, max_wait_s: float
+    ) -> None:
+        self._line, self._key = line, key
+        self._on_wait, self._max_wait_s = on_wait, max_wait_s
+        self.since = time.monotonic()  # when this owner last reached the front
+        self.shared = 0  # times it went to the back of the line for others
+
+    def share(self) -> None:
+        """Between two pieces of a long run: if anyone waits, go to the back of the line and
+        wait for the front again (on_wait meanwhile, as on joining); else keep the front.
+
+        Raises BusyError when the wait passes max_wait_s, and what on_wait raises; the owner
+        then leaves the line (front's `finally`)."""
+        with _database_answers():
+            if not self._line._requeue(self._key):
+                return
+            self._line._held(time.monotonic() - self.since)
+            self.shared += 1
+            deadline = time.monotonic() + self._max_wait_s
+            self._line._wait_for_turn(self._key, self._on_wait, deadline, self._max_wait_s)
+        self.since = time.monotonic()
+
+
+@contextlib.contextmanager
+def _database_answers() -> Iterator[None]:
+    """A database that is down or unreachable as a BusyError that says so."""
+    try:
+        yield
+    except sa.exc.OperationalError as err:
+        raise BusyError(
+            "The line for heavy work is unavailable (its database did not answer); "
+            "try again in a minute."
+        ) from err
 
 
 _line: HeavyWorkLine | None = None
@@ -305,7 +376,7 @@ def line() -> HeavyWorkLine:
 
 def front(
     owner: str, *, on_wait: OnWait | None = None, max_wait_s: float = MAX_WAIT_S
-) -> contextlib.AbstractContextManager[None]:
+) -> contextlib.AbstractContextManager[Turn]:
     """Wait in the server's heavy-work line, then stay at the front (HeavyWorkLine.front)."""
     return line().front(owner, on_wait=on_wait, max_wait_s=max_wait_s)
 

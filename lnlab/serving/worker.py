@@ -8,12 +8,21 @@ state; _no_main says why it does not re-run the server's main module), imports t
 and is reused; CUDA is initialised inside it by the first job that uses a GPU. A job past
 its time limit, or a worker that dies, costs one run: the worker is stopped and the next
 job starts a new one.
+
+Every message carries its job's number, so a reply is only ever read by the call that sent
+the job. A caller that leaves while its job runs (Streamlit stops a script by raising from
+inside the progress callback) abandons the job: the worker is told to cancel it (a job that
+reports progress stops at its next report) and the next call first waits for the abandoned
+job's reply, bounded by that job's deadline, and discards it. A worker that cannot start is
+tried again after a back-off (RETRY_FIRST_S, doubling up to RETRY_MAX_S), and `trouble()`
+says so meanwhile.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -21,12 +30,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from types import ModuleType
 from typing import Any
 
 START_TIMEOUT_S = 60.0  # a fresh interpreter importing torch: 2-4 s here, more under load
 WORKER_NICE = 10  # added to the worker's niceness: other sessions' reruns go first
+RETRY_FIRST_S = 5.0  # after a failed start, the next try waits this long, then twice as long...
+RETRY_MAX_S = 300.0  # ... up to this
+SETTLE_GRACE_S = 2.0  # an abandoned job gets this long past its deadline to answer
 
 
 @contextlib.contextmanager
@@ -51,7 +64,8 @@ class WorkerError(Exception):
 
 
 class Unavailable(WorkerError):
-    """No worker process can start here (so the caller may run the job in-process)."""
+    """No worker process can start now (so the caller may run the job in-process); the
+    message says why and when the next start is tried."""
 
 
 class TimedOut(WorkerError):
@@ -62,18 +76,33 @@ class Died(WorkerError):
     """The worker process ended during the job."""
 
 
-_progress_conn: Connection | None = None  # in the worker: where report() sends progress
+class Cancelled(Exception):
+    """Raised inside the worker by report() when the job's caller has left."""
+
+
+# In the worker: where report() sends progress, and the number of the job running.
+_progress_conn: Connection | None = None
+_job: int | None = None
 
 
 def report(*values: Any) -> None:
-    """From inside a job: send `values` to the caller's on_progress (in-process: nothing)."""
-    if _progress_conn is not None:
-        _progress_conn.send(("progress", values))
+    """From inside a job: send `values` to the caller's on_progress (in-process: nothing).
+
+    Raises Cancelled when the caller has abandoned the job, so a job that reports often
+    stops soon after its caller left.
+    """
+    if _progress_conn is None:
+        return
+    while _progress_conn.poll():  # only cancellations arrive while a job runs
+        if _progress_conn.recv() == ("cancel", _job):
+            raise Cancelled(f"job {_job} was abandoned by its caller")
+    _progress_conn.send(("progress", _job, values))
 
 
 def _serve(conn: Connection, preload: tuple[str, ...]) -> None:
-    """The worker's loop: import `preload` (torch), say ready, then run (fn, args) jobs."""
-    global _progress_conn
+    """The worker's loop: import `preload` (torch), say ready, then run numbered jobs and
+    answer each with its number."""
+    global _progress_conn, _job
     _progress_conn = conn
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
@@ -82,13 +111,16 @@ def _serve(conn: Connection, preload: tuple[str, ...]) -> None:
     conn.send("ready")
     while True:
         try:
-            fn, args = conn.recv()
+            message = conn.recv()
         except EOFError:  # the server closed its end: stop
             return
+        if message[0] != "job":  # a cancellation that came after its job had ended
+            continue
+        _, _job, fn, args = message
         try:
-            reply = ("ok", fn(*args))
+            reply = ("ok", _job, fn(*args))
         except Exception as exc:  # sent back and raised there, as if the call were local
-            reply = ("error", exc if _picklable(exc) else RuntimeError(repr(exc)))
+            reply = ("error", _job, exc if _picklable(exc) else RuntimeError(repr(exc)))
         conn.send(reply)
 
 
@@ -100,16 +132,35 @@ def _picklable(value: object) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class _Abandoned:
+    """A job whose caller left before its reply: its number and when to give up on it."""
+
+    job: int
+    deadline: float
+
+
 class Worker:
     """A lazily started worker process that runs one job at a time (see the module doc)."""
 
-    def __init__(self, preload: tuple[str, ...] = ("torch",)) -> None:
+    def __init__(
+        self,
+        preload: tuple[str, ...] = ("torch",),
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.preload = preload  # modules the worker imports before saying it is ready
+        self.clock = clock  # for the back-off between failed starts
         self._lock = threading.Lock()
         self._process: Any = None
         self._conn: Connection | None = None
-        self.unavailable = ""  # why no worker can start here, once that is known
+        self._jobs = itertools.count(1)
+        self._abandoned: _Abandoned | None = None
+        self.failures = 0  # failed starts in a row
+        self.failure = ""  # why the last start failed
+        self.retry_at = 0.0  # no start is tried before this time (self.clock)
         self.started = 0  # processes started so far
+        self.discarded = 0  # replies of abandoned jobs thrown away
 
     def call(
         self,
@@ -121,30 +172,92 @@ class Worker:
         """fn(*args) in the worker (fn must be importable by name, args picklable); what fn
         passes to report() meanwhile goes to on_progress.
 
-        Raises what fn raised, Unavailable, TimedOut (after `timeout_s`) or Died.
+        Raises what fn raised, Unavailable, TimedOut (after `timeout_s`) or Died. Anything
+        raised out of on_progress (a BaseException included) abandons the job and propagates.
         """
         with self._lock:
-            conn = self._connection()
+            conn = self._ready_connection()
+            job = next(self._jobs)
             deadline = time.monotonic() + timeout_s
+            answered = False
             try:
-                conn.send((fn, args))
+                self._send(conn, ("job", job, fn, args))
                 while True:
-                    if not conn.poll(max(0.0, deadline - time.monotonic())):
-                        self._stop()
-                        raise TimedOut(f"it passed its {timeout_s:g} s limit and was stopped")
-                    status, value = conn.recv()
-                    if status != "progress":
+                    kind, number, value = self._receive(conn, deadline, timeout_s)
+                    if number != job:  # cannot happen once settled; never read another's
+                        continue
+                    if kind != "progress":
+                        answered = True
                         break
                     if on_progress is not None:
                         on_progress(*value)
-            except (EOFError, OSError) as exc:
-                process = self._process
-                self._stop()
-                code = process.exitcode if process else None
-                raise Died(f"the worker process ended (exit code {code})") from exc
-        if status == "error":
+            finally:
+                if not answered and self._conn is conn:  # the caller left: cancel, settle later
+                    self._abandon(conn, job, deadline)
+        if kind == "error":
             raise value
         return value
+
+    def _send(self, conn: Connection, message: tuple) -> None:
+        try:
+            conn.send(message)
+        except OSError as exc:
+            raise self._died() from exc
+
+    def _receive(self, conn: Connection, deadline: float, timeout_s: float) -> Any:
+        """The next message, or TimedOut / Died (the worker is stopped either way)."""
+        try:
+            if not conn.poll(max(0.0, deadline - time.monotonic())):
+                self._stop()
+                raise TimedOut(f"it passed its {timeout_s:g} s limit and was stopped")
+            return conn.recv()
+        except (EOFError, OSError) as exc:
+            raise self._died() from exc
+
+    def _died(self) -> Died:
+        """Stop what is left of the worker; the error that says it ended."""
+        process = self._process
+        self._stop()
+        code = process.exitcode if process else None
+        return Died(f"the worker process ended (exit code {code})")
+
+    def _abandon(self, conn: Connection, job: int, deadline: float) -> None:
+        self._abandoned = _Abandoned(job, deadline + SETTLE_GRACE_S)
+        try:
+            conn.send(("cancel", job))
+        except OSError:
+            self._stop()
+
+    def _settle(self, conn: Connection) -> None:
+        """Wait for the abandoned job's last reply and discard it; past its deadline, or if
+        the worker dies meanwhile, stop the worker instead."""
+        abandoned, self._abandoned = self._abandoned, None
+        if abandoned is None:
+            return
+        try:
+            while conn.poll(max(0.0, abandoned.deadline - time.monotonic())):
+                kind, number, _ = conn.recv()
+                if number == abandoned.job and kind != "progress":
+                    self.discarded += 1
+                    return
+        except (EOFError, OSError):
+            pass
+        self._stop()
+
+    def _ready_connection(self) -> Connection:
+        """The worker's connection, with any abandoned job settled (starting one if needed)."""
+        conn = self._connection()
+        if self._abandoned is not None:
+            self._settle(conn)
+            conn = self._connection()
+        return conn
+
+    def needs(self, module: str) -> None:
+        """Have the worker import `module` before it says it is ready: the module of a job's
+        function, so that unpickling the first job (which imports it) costs nothing of that
+        job's time limit. A worker already running imports it with its first such job."""
+        if module not in self.preload:
+            self.preload = (*self.preload, module)
 
     def alive(self) -> bool:
         return self._process is not None and self._process.is_alive()
@@ -157,18 +270,34 @@ class Worker:
     def pid(self) -> int | None:
         return self._process.pid if self.alive() else None
 
+    def trouble(self) -> str:
+        """Why no worker is running, while its start is being retried; "" when all is well."""
+        if not self.failures:
+            return ""
+        wait = max(0.0, self.retry_at - self.clock())
+        when = f"in {wait:.0f} s" if wait >= 1 else "at the next run"
+        tries = "once" if self.failures == 1 else f"{self.failures} times in a row"
+        return (
+            f"the worker process for heavy work could not start ({self.failure}; {tries}); "
+            f"it will try again {when}"
+        )
+
     def _connection(self) -> Connection:
         if self.alive() and self._conn is not None:
             return self._conn
         self._stop()
-        if self.unavailable:
-            raise Unavailable(self.unavailable)
+        if self.failures and self.clock() < self.retry_at:
+            raise Unavailable(self.trouble())
         try:
             self._start()
         except Exception as exc:
             self._stop()
-            self.unavailable = f"{type(exc).__name__}: {exc}"
-            raise Unavailable(self.unavailable) from exc
+            self.failures += 1
+            self.failure = f"{type(exc).__name__}: {exc}"
+            backoff = min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** (self.failures - 1))
+            self.retry_at = self.clock() + backoff
+            raise Unavailable(self.trouble()) from exc
+        self.failures, self.failure = 0, ""
         assert self._conn is not None
         return self._conn
 
@@ -188,6 +317,7 @@ class Worker:
             raise RuntimeError(f"no answer in {time.monotonic() - start:.0f} s")
 
     def _stop(self) -> None:
+        self._abandoned = None  # a new process has no old job to settle
         if self._conn is not None:
             self._conn.close()
         if self._process is not None:

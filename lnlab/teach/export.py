@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,12 +73,27 @@ def trace_rows(trace: LayerNormTrace, labels: Sequence[str]) -> list[dict[str, A
     return rows
 
 
+def csv_cell(value: Any) -> Any:
+    """A cell's text that reads back to the same value in any correct reader: a float (numpy's
+    included, float32 as its exact float64 value) as Python's shortest round-trip repr
+    ("0.00013183593749999112", "nan", "inf"), an integer as its digits, anything else as is.
+    Nothing depends on how numpy or pandas print a number."""
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    return value
+
+
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """Rows of dicts as CSV text, with the keys of the first row as the header."""
+    """Rows of dicts as CSV text, with the keys of the first row as the header and every
+    number written to read back exactly (csv_cell)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({key: csv_cell(value) for key, value in row.items()} for row in rows)
     return out.getvalue()
 
 

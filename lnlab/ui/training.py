@@ -9,7 +9,7 @@ import streamlit as st
 from lnlab.core.errors import InputError
 from lnlab.labs.training.config import TrainConfig
 from lnlab.labs.training.run import LabResult
-from lnlab.labs.training.worker import LAB, time_left
+from lnlab.labs.training.worker import LAB, Progress
 from lnlab.ui.line import Line, visitor
 
 
@@ -19,8 +19,10 @@ def train(config: TrainConfig) -> LabResult | None:
     line = Line()
     bar = st.progress(0.0, text="Starting the training process...")
 
-    def progress(done: int, total: int, seconds: float) -> None:
-        bar.progress(min(1.0, done / max(total, 1)), text=time_left(done, total, seconds))
+    def progress(p: Progress) -> None:
+        if not p.place and line.first is not None:
+            line.clear()  # training again after a wait in line
+        bar.progress(p.share, text=p.text())
 
     try:
         result = LAB.train(config, visitor(), progress, line.on_wait)

@@ -1,11 +1,17 @@
 """The training lab in a real browser, in presenter mode: Train on the first slide, the
 progress bar, then every slide with the run's charts and tables fits each projector size;
-with predictions on (q=1), each question slide fits before and after its question is checked."""
+with predictions on (q=1), each question slide fits before and after its question is checked.
+Two tabs of one browser share one place in the heavy-work line (the visitor cookie)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Browser, expect
+
+from lnlab.serving.heavy_work import HeavyWorkLine
+from lnlab.ui.line import COOKIE
 
 from .conftest import (
     APP_PAGES,
@@ -69,3 +75,35 @@ def test_a_trained_lesson_fits_the_projector(
         assert asked == ([4, 7] if predict else [])  # depth and gap: pre-LN and naive BN only
     finally:
         page.context.close()
+
+
+def test_two_tabs_of_one_browser_hold_one_place_in_line(
+    browser: Browser, streamlit_server: StreamlitServer
+) -> None:
+    """The first tab sets the visitor cookie; a second tab of the same browser sends it. While
+    the first waits in line (this test holds the front, as another visitor would), the second
+    is told that it has no second place; once the front is free, the first tab trains."""
+    server = streamlit_server
+    line = HeavyWorkLine(f"sqlite:///{server.log_path.parent / f'classes-{server.port}.db'}")
+    first = new_app_page(browser)
+    context = first.context
+    try:
+        first.goto(server.page_url(TRAINING) + "?v=1&var=pre&layers=1&steps=20&seed=21")
+        wait_for_app(first)
+        (cookie,) = [c for c in context.cookies() if c["name"] == COOKIE]
+        assert re.fullmatch("[0-9a-f]{32}", cookie["value"]) and cookie["sameSite"] == "Strict"
+        with line.front("another visitor"):
+            first.locator(".st-key-tr_run button").click()
+            expect(first.get_by_text("You are 1st in line")).to_be_visible()
+            second = context.new_page()
+            second.goto(server.page_url(TRAINING) + "?v=1&var=pre&layers=1&steps=20&seed=22")
+            wait_for_app(second)
+            second.locator(".st-key-tr_run button").click()
+            expect(second.get_by_text(re.compile("another tab of this browser"))).to_be_visible()
+            assert_no_problems(second)
+        expect(first.locator(".st-key-tr_run button")).to_contain_text(
+            "Trained (cached)", timeout=180_000
+        )
+    finally:
+        context.close()
+        line.close()

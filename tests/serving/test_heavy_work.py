@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 import sqlalchemy as sa
@@ -61,7 +62,7 @@ def test_turns_are_first_come_and_places_are_shown(make) -> None:
         assert line.place("a") == 0
         threads = []
         for name in "bcd":
-            on_wait = lambda place, name=name: seen.setdefault(name, []).append(place)  # noqa: E731
+            on_wait = lambda place, _, name=name: seen.setdefault(name, []).append(place)  # noqa: E731
             threads.append(waiter(line, name, log, on_wait=on_wait))
             wait_until(lambda name=name: line.place(name) is not None)
         assert [line.place(n) for n in "bcd"] == [1, 2, 3]
@@ -86,6 +87,51 @@ def test_a_second_visitor_is_served_between_two_runs_of_the_first(make) -> None:
     second.join(10)
     again.join(10)
     assert log == ["b", "a"]
+
+
+def test_a_long_run_shares_the_front_between_its_pieces(make) -> None:
+    """A run of three pieces: with nobody waiting it keeps the front; once 'b' waits, the next
+    share sends 'a' to the back, 'b' runs, and 'a' gets the front back for its last piece."""
+    line, log, seen = make(heartbeat_s=10), [], []
+    with line.front("a", on_wait=lambda place, _: seen.append(place)) as turn:
+        turn.share()  # nobody waits: the front stays
+        assert turn.shared == 0 and line.place("a") == 0
+        other = waiter(line, "b", log)
+        wait_until(lambda: line.place("b") == 1)
+        turn.share()  # 'b' goes first, then 'a' is back at the front
+        log.append("a")
+        assert turn.shared == 1 and line.place("a") == 0
+    other.join(10)
+    assert log == ["b", "a"]
+    assert seen and set(seen) <= {1, 2}  # told its place behind 'b' (2nd until 'b' stepped up)
+
+
+def test_a_visitor_holds_one_place_even_while_sharing(make) -> None:
+    """While 'a' waits behind 'b' between two pieces, another tab of the same browser (the
+    same owner) cannot join: its one place is taken."""
+    line, log = make(heartbeat_s=10), []
+    with line.front("b"):
+        run = waiter(line, "a", log)
+        wait_until(lambda: line.place("a") == 1)
+        with pytest.raises(BusyError, match="another tab of this browser"), line.front("a"):
+            pass
+    run.join(10)
+    assert log == ["a"]
+
+
+def test_the_wait_is_estimated_from_past_turns(make) -> None:
+    """Before any turn has ended the line cannot tell; after turns of 0.2 s it expects about
+    one turn for the waiter behind the front and two for the one after (less what the
+    front has done: checked without a clock)."""
+    line = make()
+    rows = [SimpleNamespace(owner="x", started_at=100.0)]
+    assert line.expected_s(rows, 1, 100.0) is None
+    line._held(0.2)
+    assert line.expected_s(rows, 1, 100.0) == pytest.approx(0.2)
+    assert line.expected_s(rows, 2, 100.05) == pytest.approx(0.35)
+    assert line.expected_s(rows, 1, 101.0) == 0.0  # the front is late: it could end any time
+    assert waiting_text(2, 0.35).endswith("after the current run and 1 more), about 1 s to wait.")
+    assert waiting_text(3, 12.4).endswith(", about 12 s to wait.")
 
 
 def test_an_owner_cannot_queue_twice(make) -> None:
@@ -132,7 +178,7 @@ def test_an_abandoned_waiter_leaves_the_line(make) -> None:
     line, log = make(heartbeat_s=0.01), []
     leave = threading.Event()
 
-    def on_wait(place: int) -> None:
+    def on_wait(place: int, expected_s: float | None) -> None:
         if leave.is_set():
             raise RuntimeError("visitor left")
 
@@ -201,7 +247,7 @@ def other_process(db_url: str):
 def test_processes_sharing_a_database_share_the_line(make, other_process) -> None:
     line, places = make(lease_s=1.0), []
 
-    def on_wait(place: int) -> None:
+    def on_wait(place: int, expected_s: float | None) -> None:
         places.append(place)
         if len(places) == 3:  # waited a few polls: let the other process finish
             other_process.stdin.write("done\n")
@@ -237,7 +283,7 @@ def test_rows_left_by_dead_processes_are_purged(db_url, make) -> None:
                 dict(ticket=2, owner="dead:waiter", joined_at=now, started_at=None, beat_at=now),
             ],
         )
-    thread = waiter(line, "a", log, on_wait=places.append)
+    thread = waiter(line, "a", log, on_wait=lambda place, _: places.append(place))
     thread.join(10)
     assert log == ["a"]
     assert places[0] == 2  # behind the dead waiter until the lease ran out

@@ -8,6 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import ROOT, read_csv_exact
+from hypothesis import given
+from hypothesis import strategies as st
 
 import lnlab
 from lnlab.teach.export import (
@@ -86,6 +89,48 @@ def test_csv_has_one_row_per_token_and_feature():
     assert rows[0]["token"] == "Hello"
     assert float(rows[0]["mean"]) == pytest.approx(0.25, abs=1e-15)  # (0.1 + 0.3 - 0.2 + 0.8) / 4
     assert float(rows[5]["x"]) == 0.1  # token 2, feature 2
+
+
+@given(st.lists(st.floats(allow_nan=False), min_size=1, max_size=20))
+def test_csv_numbers_read_back_to_the_same_bits(values):
+    """Any float, numpy's float64 and float32 too: Python's float reads the text back to the
+    value (float32 to its exact float64 value, as a table of it shows)."""
+    with np.errstate(over="ignore"):  # past float32's range: inf, written and read as such
+        singles = [np.float32(v) for v in values]
+    rows = [{"x": v, "x64": np.float64(v), "x32": s} for v, s in zip(values, singles, strict=True)]
+    back = list(csv.DictReader(io.StringIO(to_csv(rows))))
+    assert [float(r["x"]) for r in back] == values
+    assert [float(r["x64"]) for r in back] == values
+    assert [float(r["x32"]) for r in back] == [float(s) for s in singles]
+
+
+def test_csv_writes_the_issues_number_and_the_odd_ones_exactly():
+    """The GPU machine's CSV read 0.0001318359374999 for 0.00013183593749999112; float32's
+    0.1 is 0.10000000149011612 in the table beside it (numpy prints it as "0.1")."""
+    rows = [
+        {"v": 0.00013183593749999112, "w": np.float32(0.1), "n": np.int64(3), "ok": np.True_},
+        {"v": float("nan"), "w": np.float16(0.1), "n": 7, "ok": False},
+        {"v": float("-inf"), "w": 1e-320, "n": -1, "ok": True},
+    ]
+    assert to_csv(rows).splitlines() == [
+        "v,w,n,ok",
+        "0.00013183593749999112,0.10000000149011612,3,True",
+        "nan,0.0999755859375,7,False",
+        "-inf,1e-320,-1,True",
+    ]
+    table = read_csv_exact(to_csv(rows))
+    assert table["v"][0] == 0.00013183593749999112 and np.isnan(table["v"][1])
+    assert table["n"].tolist() == [3, 7, -1] and table["ok"].tolist() == ["True", "False", "True"]
+
+
+def test_what_the_downloads_depend_on_is_pinned():
+    """The tables' and files' numbers pass through these: the same versions everywhere."""
+    pins = dict(
+        line.split("==")
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    assert {"numpy", "pandas", "pyarrow", "streamlit", "plotly"} <= set(pins)
 
 
 def test_json_keeps_nan_as_text_and_steps():

@@ -194,13 +194,18 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
     )
     figure = None
     if scale_up is not None:
+        memory = f" {scale_up.memory_text()}" if scale_up.level is not None else ""
+        rows = scale_up.shape[0] * scale_up.shape[1]
+        where = (
+            "" if scale_up.checked_rows >= rows else f" on the first {scale_up.checked_rows:,} rows"
+        )
         numbers = (
             Table(
                 pd.DataFrame(scale_up_table(scale_up)),
                 f"Median over the samples, {scale_up.threads} CPU thread(s), "
                 f"{scale_up.elapsed_s:.1f} s in all with the warm-up; step by step and fused "
-                f"agree to {scale_up.max_diff:.1e}. GB/s moved counts every byte each "
-                f"operation reads and writes. {scale_up.note}".rstrip(),
+                f"agree to {scale_up.max_diff:.1e}{where}. GB/s moved counts every byte each "
+                f"operation reads and writes.{plain(memory)} {scale_up.note}".rstrip(),
                 on_slide=False,
             ),
             *numbers,
@@ -209,9 +214,9 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
         figure = Figure(
             throughput_bars(scale_up),
             "gpu-throughput",
-            f"{b} x {s} x {f} {scale_up.dtype} on {scale_up.device}. Left, the time of one "
-            "call: shorter is better. Right, useful bandwidth, reading x once and writing y "
-            "once per second: longer is better. Both rank the faster version best.",
+            f"{b} x {s} x {f} {scale_up.dtype} on {scale_up.device}.{plain(memory)} Left, the "
+            "time of one call: shorter is better. Right, useful bandwidth, reading x once and "
+            "writing y once per second: longer is better. Both rank the faster version best.",
         )
     return Section(
         key=SCALE,
@@ -219,7 +224,8 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
         explanation=(
             "Layer Norm does little arithmetic per number, so **memory** sets its speed. One "
             f"operation per step makes {steps} passes over memory; the fused `F.layer_norm` "
-            f"makes {fused}. A copy of the tensor shows what the memory can do."
+            f"makes {fused}. A copy of the tensor shows what the memory can do, once the "
+            "tensor is well past the device's last cache: a smaller one is timed in the cache."
         ),
         formulas=totals,
         numbers=numbers,

@@ -7,16 +7,22 @@ The numbers the page states are properties here, so tests check the same numbers
 from __future__ import annotations
 
 import statistics
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import astuple, dataclass
 
 import torch
 
 from lnlab.core.backend import cpu_threads
 from lnlab.labs.training.config import MAX_LAYERS, TrainConfig
 from lnlab.labs.training.data import make_batch
-from lnlab.labs.training.train import BATCH, VariantRun, build, layer_grad_norms, train_variant
+from lnlab.labs.training.train import (
+    BATCH,
+    Recipe,
+    VariantRun,
+    build,
+    layer_grad_norms,
+    train_variant,
+)
 
 Progress = Callable[[int, int], None]  # (steps done, steps in all)
 
@@ -30,11 +36,37 @@ class LabResult:
     warmup_on: VariantRun  # post-LN with warm-up (the chosen run when it is one)
     warmup_off: VariantRun  # post-LN without
     depth_grads: dict[str, tuple[tuple[float, ...], ...]]  # post/pre: per depth 1..MAX_LAYERS
-    seconds: float
+    seconds: float  # training time, summed over the variants
 
     def run(self, variant: str) -> VariantRun | None:
         """The chosen variant's run, or None when it was not chosen."""
         return next((r for r in self.runs if r.variant == variant), None)
+
+
+def recipes(config: TrainConfig) -> tuple[Recipe, ...]:
+    """The trainings a lab run is made of: each chosen variant, then post-LN with the other
+    warm-up setting (both settings when post-LN is not chosen)."""
+
+    def recipe(variant: str, warmup: bool) -> Recipe:
+        c = config
+        return Recipe(variant, c.layers, c.lr, warmup, c.padding, c.steps, c.seed)
+
+    chosen = tuple(recipe(v, config.warmup) for v in config.variants)
+    post = {config.warmup} if "post" in config.variants else set()
+    return chosen + tuple(recipe("post", w) for w in (True, False) if w not in post)
+
+
+def assemble(
+    config: TrainConfig,
+    runs: Mapping[Recipe, VariantRun],
+    grads: dict[str, tuple[tuple[float, ...], ...]],
+) -> LabResult:
+    """The lab's result from its trainings (keyed by recipe) and the depth gradients."""
+    needed = recipes(config)
+    post = {r.warmup: runs[r] for r in needed if r.variant == "post"}
+    chosen = tuple(runs[r] for r in needed[: len(config.variants)])
+    seconds = sum(runs[r].seconds for r in needed)
+    return LabResult(config, chosen, post[True], post[False], grads, seconds)
 
 
 def run_lab(config: TrainConfig, on_progress: Progress | None = None) -> LabResult:
@@ -43,39 +75,14 @@ def run_lab(config: TrainConfig, on_progress: Progress | None = None) -> LabResu
     On one CPU thread, as the exported script: the same numbers in the worker, the tests
     and the script, to the last bit (the thread count changes how sums are split).
     """
-    with cpu_threads(1):
-        return _run_lab(config, on_progress)
-
-
-def _run_lab(config: TrainConfig, on_progress: Progress | None) -> LabResult:
-    start = time.perf_counter()
     total = config.trained_runs * config.steps
-    done = 0
-
-    def trained(variant: str, warmup: bool) -> VariantRun:
-        nonlocal done
-        offset = done
-        run = train_variant(
-            variant,
-            config.layers,
-            config.lr,
-            warmup,
-            config.padding,
-            config.steps,
-            config.seed,
-            on_step=None if on_progress is None else lambda k: on_progress(offset + k, total),
-        )
-        done += config.steps
-        return run
-
-    runs = tuple(trained(v, config.warmup) for v in config.variants)
-    chosen = next((r for r in runs if r.variant == "post"), None)
-    post = {} if chosen is None else {config.warmup: chosen}
-    for warmup in (True, False):
-        if warmup not in post:
-            post[warmup] = trained("post", warmup)
-    grads = depth_grads(config.seed, config.padding)
-    return LabResult(config, runs, post[True], post[False], grads, time.perf_counter() - start)
+    runs = {}
+    with cpu_threads(1):
+        for k, recipe in enumerate(recipes(config)):
+            offset = k * config.steps
+            on_step = None if on_progress is None else lambda s, o=offset: on_progress(o + s, total)
+            runs[recipe] = train_variant(*astuple(recipe), on_step=on_step)
+        return assemble(config, runs, depth_grads(config.seed, config.padding))
 
 
 def final_loss(run: VariantRun, window: int = 10) -> float:

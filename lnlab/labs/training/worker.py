@@ -1,15 +1,24 @@
-"""Training runs off the server's process, one at a time, each configuration once.
+"""Training runs off the server's process, in pieces, each configuration once.
 
 A run takes seconds of CPU; in the server's process it would hold the GIL and stall every
 visitor. So runs go to the server's heavy-work process (lnlab.serving.worker.HEAVY, which the GPU
 benchmark uses too: the two wait in one line), and the server's thread only waits,
 passing on the progress the run reports.
 
+A run is cut into pieces of at most PIECE_WORK blocks x steps and PIECE_S seconds (whichever
+comes first: the time bound holds on a loaded machine): each piece resumes one variant's
+training where the last stopped (lnlab.labs.training.train.Trainer, to the same bits) and is
+one job in the worker. Between pieces the run lets anyone waiting
+in the heavy-work line go first (heavy_work.Turn.share), so a benchmark waits for one piece,
+not for a whole run.
+
 Thirty students opening the teacher's link cost one run: finished results are cached per
 configuration (bounded, shared by every session), and a visitor asking for a configuration
-that is already training follows that run's progress instead of queueing another. A run
-waits in the server's heavy-work line (lnlab.serving.heavy_work, shared with the GPU benchmark)
-and is stopped past TIME_CAP_S.
+that is already training follows that run's progress instead of queueing another; if the
+visitor running it leaves, a follower takes over from the last finished piece. Every piece
+is kept under its recipe, so configurations that share a training (post-LN with warm-up, say)
+train it once, and a run stopped half-way goes on from where it stopped. Every result is
+checked to be the one its key asked for before it is kept or served.
 """
 
 from __future__ import annotations
@@ -20,27 +29,100 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lnlab.core.errors import InputError
+from lnlab.core.backend import cpu_threads
+from lnlab.core.errors import BusyError, InputError
 from lnlab.labs.training.config import TrainConfig
-from lnlab.labs.training.run import LabResult, run_lab
+from lnlab.labs.training.run import LabResult, assemble, depth_grads, recipes
+from lnlab.labs.training.train import Recipe, Trainer, VariantRun
 from lnlab.serving import heavy_work, worker
 
-TIME_CAP_S = 90.0
-CACHE_SIZE = 32
-REPORTS = 100  # progress messages per run, at most
+PIECE_WORK = 480  # blocks x steps in one piece at most: about 1.5-2 s on one shared thread
+PIECE_S = 2.0  # and a piece stops after the step that passes this
+PIECE_CAP_S = 30.0  # a piece past this is stopped with its worker
+REPORTS = 50  # progress messages per variant, at most
+CACHE_SIZE = 32  # finished configurations kept
+LEGS_KEPT = 96  # trainings kept, finished (their numbers) or part-way (their state, < 1.3 MB)
+PART_WAY_KEPT = 8  # of which part-way, at most
+FOLLOW_S = 0.25  # how often a visitor following another's run looks at its progress
 
-OnProgress = Callable[[int, int, float], None]  # steps done, steps in all, seconds so far
-OnWait = Callable[[int], None]  # place in the queue, 1 = next
+OnWait = heavy_work.OnWait
 
 
-def job(config: TrainConfig) -> LabResult:
-    """The worker's job: the run, reporting (done, total) about REPORTS times."""
+@dataclass(frozen=True)
+class Progress:
+    """Where a run stands: steps trained of all its trainings, the training time left (from
+    this run's pace; None before its first step), and its place in line between pieces."""
 
-    def progress(done: int, total: int) -> None:
-        if done == total or done % max(1, total // REPORTS) == 0:
-            worker.report(done, total)
+    done: int
+    total: int
+    left_s: float | None = None
+    place: int = 0  # 0 while it trains or is about to; 1.. while others' heavy work goes first
 
-    return run_lab(config, progress)
+    @property
+    def share(self) -> float:
+        return min(1.0, self.done / max(self.total, 1))
+
+    def text(self) -> str:
+        """The progress bar's text: "37 of 750 steps, about 12 s of training left"."""
+        steps = f"{self.done:,} of {self.total:,} steps"
+        if self.place:
+            place = heavy_work.ordinal(self.place)
+            return f"{steps}; paused while others' heavy work runs ({place} in line)"
+        if self.left_s is None:
+            return f"{steps}, starting..."
+        return f"{steps}, about {self.left_s:.0f} s of training left"
+
+
+OnProgress = Callable[[Progress], None]
+
+
+def piece_steps(layers: int) -> int:
+    """Steps in one piece: PIECE_WORK blocks x steps, at least one step."""
+    return max(1, PIECE_WORK // layers)
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One training after `done` of its steps: the state to go on from, or, once every step is
+    done, its run. Crosses between the worker and the server."""
+
+    recipe: Recipe
+    done: int
+    state: bytes = b""
+    run: VariantRun | None = None
+
+
+def train_piece(recipe: Recipe, state: bytes, until: int, budget_s: float | None) -> Leg:
+    """The worker's job: go on with `recipe`'s training from `state` (b"": from the start) up
+    to step `until` or for `budget_s`, reporting the step reached about REPORTS times per
+    training."""
+    every = max(1, recipe.steps // REPORTS)
+
+    def step(k: int) -> None:
+        if k == until or k % every == 0:
+            worker.report(k)
+
+    with cpu_threads(1):  # as the exported script: the same numbers to the bit
+        trainer = Trainer.resume(recipe, state) if state else Trainer(recipe)
+        trainer.advance(until, step, budget_s)
+        if trainer.done < recipe.steps:
+            return Leg(recipe, trainer.done, trainer.state())
+        return Leg(recipe, trainer.done, run=trainer.result())
+
+
+@dataclass(frozen=True)
+class Grads:
+    """The depth gradients of one seed and padding share, with that key."""
+
+    seed: int
+    padding: float
+    grads: dict[str, tuple[tuple[float, ...], ...]]
+
+
+def grads_piece(seed: int, padding: float) -> Grads:
+    """The worker's job: post-LN's and pre-LN's gradients at initialisation at every depth."""
+    with cpu_threads(1):
+        return Grads(seed, padding, depth_grads(seed, padding))
 
 
 @dataclass
@@ -48,21 +130,43 @@ class _Flight:
     """A run in progress, followed by every visitor who asked for its configuration."""
 
     done: threading.Event = field(default_factory=threading.Event)
-    progress: tuple[int, int, float] = (0, 1, 0.0)
+    progress: Progress = Progress(0, 1)
     result: LabResult | None = None
-    error: str = ""
+    error: str = ""  # empty with no result: the visitor running it left
+
+
+@dataclass
+class _Pace:
+    """This run's own training: steps and seconds, for the time left."""
+
+    steps: int = 0
+    seconds: float = 0.0
+
+    def left_s(self, steps_left: int) -> float | None:
+        return self.seconds / self.steps * steps_left if self.steps else None
 
 
 class Lab:
-    """Cached, shared, one-at-a-time training runs (one instance per server: LAB)."""
+    """Cached, shared, piece-by-piece training runs (one instance per server: LAB)."""
 
-    def __init__(self, runner: worker.Worker | None = None, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        runner: worker.Worker | None = None,
+        cache_size: int = CACHE_SIZE,
+        piece_s: float | None = PIECE_S,
+        max_wait_s: float = heavy_work.MAX_WAIT_S,
+    ) -> None:
         self.worker = runner or worker.HEAVY  # shared with the GPU benchmark
         self.cache_size = cache_size
+        self.piece_s = piece_s  # None: pieces bounded by PIECE_WORK alone
+        self.max_wait_s = max_wait_s  # in line, before the first piece and between two
         self._lock = threading.Lock()
         self._cache: OrderedDict[TrainConfig, LabResult] = OrderedDict()
+        self._legs: OrderedDict[Recipe, Leg] = OrderedDict()
+        self._grads: OrderedDict[tuple[int, float], Grads] = OrderedDict()
         self._flights: dict[TrainConfig, _Flight] = {}
-        self.runs_started = 0  # how many runs reached the worker: the cache's test
+        self.runs_started = 0  # runs that reached the front of the line: the cache's test
+        self.pieces = 0  # jobs sent to the worker
 
     def cached(self, config: TrainConfig) -> LabResult | None:
         """The finished result for `config`, or None."""
@@ -70,8 +174,12 @@ class Lab:
             return self._hit(config)
 
     def _hit(self, config: TrainConfig) -> LabResult | None:
-        """The cached result, now the most recently used, or None (call with the lock held)."""
+        """The cached result, now the most recently used, or None (call with the lock held).
+        A result kept under another configuration's key is dropped, never served."""
         result = self._cache.get(config)
+        if result is not None and result.config != config:
+            del self._cache[config]
+            return None
         if result is not None:
             self._cache.move_to_end(config)
         return result
@@ -88,43 +196,24 @@ class Lab:
         Raises InputError when the run fails, and BusyError (an InputError) when the
         server's heavy-work line refuses it.
         """
-        report = on_progress or (lambda done, total, seconds: None)
-        with self._lock:
-            if (hit := self._hit(config)) is not None:
-                return hit
-            flight = self._flights.get(config)
-            leader = flight is None
-            if leader:
-                flight = self._flights[config] = _Flight()
-        if not leader:
-            while not flight.done.wait(0.25):
-                report(*flight.progress)
-            if flight.result is None:
+        report = on_progress or (lambda progress: None)
+        while True:
+            with self._lock:
+                if (hit := self._hit(config)) is not None:
+                    return hit
+                flight = self._flights.get(config)
+                if flight is None:
+                    flight = self._flights[config] = _Flight()
+                    break
+            while not flight.done.wait(FOLLOW_S):
+                report(flight.progress)
+            if flight.result is not None:
+                return flight.result
+            if flight.error:
                 raise InputError(flight.error)
-            return flight.result
+            # the visitor running it left: this one goes on from its last finished piece
         try:
-
-            def follow(done: int, total: int, seconds: float) -> None:
-                flight.progress = (done, total, seconds)
-                report(done, total, seconds)
-
-            with heavy_work.front(owner, on_wait=on_wait):  # heavy_work.MAX_WAIT_S in line, at most
-                self.runs_started += 1
-                start = time.monotonic()
-                try:
-                    flight.result = self.worker.call(
-                        job,
-                        config,
-                        timeout_s=TIME_CAP_S,
-                        on_progress=lambda done, total: follow(
-                            done, total, time.monotonic() - start
-                        ),
-                    )
-                except worker.WorkerError as err:
-                    raise InputError(
-                        f"The training run did not finish: {err}. Try fewer blocks, steps or "
-                        "variants."
-                    ) from err
+            flight.result = self._run(config, owner, flight, report, on_wait)
             with self._lock:
                 self._cache[config] = flight.result
                 while len(self._cache) > self.cache_size:
@@ -138,13 +227,144 @@ class Lab:
                 del self._flights[config]
             flight.done.set()
 
+    def _run(
+        self,
+        config: TrainConfig,
+        owner: str,
+        flight: _Flight,
+        report: OnProgress,
+        on_wait: OnWait | None,
+    ) -> LabResult:
+        """Train what `config` still needs, a piece at a time, at the front of the line."""
+        needed = recipes(config)
+        total = len(needed) * config.steps
+        pace = _Pace()
+        runs: dict[Recipe, VariantRun] = {}
+        grads: list[Grads] = []
 
-def time_left(done: int, total: int, seconds: float) -> str:
-    """The progress bar's text: "37 of 750 steps, about 12 s left"."""
-    if done <= 0:
-        return f"0 of {total:,} steps, starting..."
-    left = seconds / done * (total - done)
-    return f"{done:,} of {total:,} steps, about {left:.0f} s left"
+        def show(done: int, place: int = 0) -> None:
+            flight.progress = Progress(done, total, pace.left_s(total - done), place)
+            report(flight.progress)
+
+        def waiting(place: int, expected_s: float | None) -> None:
+            show(flight.progress.done, place)
+            if on_wait is not None:
+                on_wait(place, expected_s)
+
+        with heavy_work.front(owner, on_wait=waiting, max_wait_s=self.max_wait_s) as turn:
+            self.runs_started += 1
+            first = True
+            while (piece := self._next_piece(config, runs, grads)) is not None:
+                if not first:
+                    self._share(turn)  # whoever waits goes first; then the front is ours again
+                first = False
+                if piece == "grads":
+                    grads.append(self._grads_piece(config))
+                else:
+                    self._train_piece(piece, needed, runs, pace, show)
+        result = assemble(config, runs, grads[0].grads)
+        if result.config != config:  # cannot happen; never cache another key's result
+            raise InputError("The training run's result was not for these settings; try again.")
+        return result
+
+    @staticmethod
+    def _share(turn: heavy_work.Turn) -> None:
+        try:
+            turn.share()
+        except BusyError as err:  # waited too long between two pieces
+            raise BusyError(
+                f"{err} The pieces already trained are kept: press Train to go on from there."
+            ) from err
+
+    def _next_piece(
+        self, config: TrainConfig, runs: dict[Recipe, VariantRun], grads: list[Grads]
+    ) -> Recipe | str | None:
+        """The next training that `config` lacks, then "grads" for its depth gradients; None
+        once it has everything. What is found kept is taken into `runs` and `grads`."""
+        with self._lock:
+            for recipe in recipes(config):
+                if recipe in runs:
+                    continue
+                leg = self._legs.get(recipe)
+                if leg is None or leg.run is None:
+                    return recipe
+                runs[recipe] = leg.run
+                self._legs.move_to_end(recipe)
+            if not grads and (kept := self._grads.get((config.seed, config.padding))):
+                grads.append(kept)
+            return None if grads else "grads"
+
+    def _train_piece(
+        self,
+        recipe: Recipe,
+        needed: tuple[Recipe, ...],
+        runs: dict[Recipe, VariantRun],
+        pace: _Pace,
+        show: Callable[[int], None],
+    ) -> None:
+        """One piece of `recipe`'s training in the worker, from where it was left."""
+        with self._lock:
+            leg = self._legs.get(recipe) or Leg(recipe, 0)
+            before = sum(
+                r.steps if r in runs else self._legs[r].done if r in self._legs else 0
+                for r in needed
+            )
+        until = min(recipe.steps, leg.done + piece_steps(recipe.layers))
+        start, steps_before, seconds_before = time.monotonic(), pace.steps, pace.seconds
+
+        def step(k: int) -> None:
+            pace.steps = steps_before + k - leg.done
+            pace.seconds = seconds_before + time.monotonic() - start
+            show(before + k - leg.done)
+
+        show(before)
+        self.pieces += 1
+        new = self._call(train_piece, recipe, leg.state, until, self.piece_s, on_progress=step)
+        if new.recipe != recipe or not leg.done < new.done <= until:  # never keep another's
+            raise InputError("A piece of the training run came back for other settings; try again.")
+        with self._lock:
+            self._keep(new)
+        if new.run is not None:
+            runs[recipe] = new.run
+        pace.steps = steps_before + new.done - leg.done
+        pace.seconds = seconds_before + time.monotonic() - start
+        show(before + new.done - leg.done)
+
+    def _keep(self, leg: Leg) -> None:
+        """Keep `leg` as its recipe's latest, within LEGS_KEPT and PART_WAY_KEPT (the least
+        recently used go first). Call with the lock held."""
+        self._legs[leg.recipe] = leg
+        self._legs.move_to_end(leg.recipe)
+        part_way = [r for r, kept in self._legs.items() if kept.run is None]
+        for recipe in part_way[: max(0, len(part_way) - PART_WAY_KEPT)]:
+            del self._legs[recipe]
+        while len(self._legs) > LEGS_KEPT:
+            self._legs.popitem(last=False)
+
+    def _grads_piece(self, config: TrainConfig) -> Grads:
+        self.pieces += 1
+        grads = self._call(grads_piece, config.seed, config.padding)
+        if (grads.seed, grads.padding) != (config.seed, config.padding):
+            raise InputError("The depth gradients came back for other settings; try again.")
+        with self._lock:
+            self._grads[(config.seed, config.padding)] = grads
+            while len(self._grads) > self.cache_size:
+                self._grads.popitem(last=False)
+        return grads
+
+    def _call(self, fn: Callable, *args: object, on_progress: Callable | None = None) -> object:
+        """fn(*args) as one job in the worker; a failure as an InputError that says what is
+        kept."""
+        try:
+            return self.worker.call(fn, *args, timeout_s=PIECE_CAP_S, on_progress=on_progress)
+        except worker.Unavailable as err:
+            raise InputError(f"The training run could not start: {err}.") from err
+        except worker.WorkerError as err:
+            raise InputError(
+                f"The training run did not finish: {err}. The pieces already trained are "
+                "kept: press Train to go on from there."
+            ) from err
 
 
+worker.HEAVY.needs(__name__)  # the pieces' module, imported before the first piece's limit
 LAB = Lab()

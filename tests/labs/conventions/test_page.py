@@ -4,7 +4,6 @@ mode and the exports (bad links: tests/pages/test_bad_links.py)."""
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import ROOT, downloaded, html_tables, page_test, record_downloads
+from helpers import ROOT, downloaded, html_tables, page_test, read_csv_exact, record_downloads
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(ROOT / "pages" / "conventions.py")
@@ -348,7 +347,7 @@ def test_exports_and_the_pytorch_script_reproduce_the_table(monkeypatch, tmp_pat
     at = _link({"x": "2,4,6,8;1,1,2,9"})
     shown = _table(at, "y1")
     ys = [f"y{i}" for i in range(1, 5)]
-    csv = pd.read_csv(io.StringIO(downloaded(at, "cv_dl_csv", files)))
+    csv = read_csv_exact(downloaded(at, "cv_dl_csv", files))
     assert len(csv) == 12  # 6 conventions x 2 tokens
     np.testing.assert_array_equal(csv[ys], shown[ys])
     assert csv.set_index("key").loc["keras", "eps"].tolist() == [1e-3, 1e-3]

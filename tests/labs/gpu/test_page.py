@@ -4,7 +4,6 @@ and the parity table's downloads (bad links: tests/pages/test_bad_links.py)."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import math
 import re
@@ -15,7 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import ROOT, downloaded, front_of_line_held, html_tables, page_test, record_downloads
+from helpers import (
+    ROOT,
+    downloaded,
+    front_of_line_held,
+    html_tables,
+    page_test,
+    read_csv_exact,
+    record_downloads,
+)
 from streamlit.testing.v1 import AppTest
 
 from lnlab.labs.gpu import benchmark
@@ -65,6 +72,11 @@ def _frame(at: AppTest, column: str) -> pd.DataFrame:
 
 def _has_frame(at: AppTest, column: str) -> bool:
     return any(column in t.columns for t in html_tables(at))
+
+
+def _warnings(at: AppTest) -> list[str]:
+    """The warnings other than the one that says a run's timings are the cache's."""
+    return [w.value for w in at.warning if "these timings are" not in w.value]
 
 
 def _step_formulas(at: AppTest) -> list[str]:
@@ -157,6 +169,32 @@ def test_scale_up_on_the_cpu_shows_a_timing_table():
     # N = 256, R = 16, D = 16 in float32: (12 N + 8 R + 2 D) x 4 and (2 N + 2 D) x 4 bytes
     assert table["MB moved per call"].tolist() == [2048 / 1e6, 12928 / 1e6, 2176 / 1e6]
     assert table.loc["copy", "share of copy bandwidth"] == 1.0
+    # 1 KiB is timed in the cache (where the OS tells its size), and the figure says so
+    assert any("cache" in c.value and "timings" in c.value for c in at.caption)
+
+
+def test_the_sizes_say_which_memory_they_time_and_one_button_sizes_them_past_the_cache():
+    """With the test's CPU (a 1 MiB last-level cache, conftest): the default x is 2 MiB, past
+    the cache; 2 x 8 x 16 fits in it, the caption says so, and the button sizes it back."""
+    at = _on_cpu()
+    at.selectbox(key="gpu_slide").select(3).run()
+    caption = next(c.value for c in at.caption if "elements of at most" in c.value)
+    assert caption.replace("\\", "").startswith(
+        "x (2 MiB) is 2.0 times the 1 MiB L3 cache: every pass streams from main memory"
+    )
+    assert not [b for b in at.button if b.key == "gpu_fit"]  # already past the cache
+    at.number_input(key="gpu_batch").set_value(2)
+    at.number_input(key="gpu_seq").set_value(8)
+    at.number_input(key="gpu_features").set_value(16).run()
+    caption = next(c.value for c in at.caption if "elements of at most" in c.value)
+    assert "fit in the 1 MiB L3 cache: these timings are the cache's" in caption.replace("\\", "")
+    at.button(key="gpu_fit").click().run()
+    sizes = [at.number_input(key=k).value for k in ("gpu_batch", "gpu_seq", "gpu_features")]
+    assert sizes == [1, 512, 1024]
+    at = _on_cpu("float64")  # 8 bytes: half the elements
+    at.selectbox(key="gpu_slide").select(3).run()
+    at.button(key="gpu_fit").click().run()
+    assert at.number_input(key="gpu_seq").value == 256
 
 
 def test_an_over_cap_size_shows_an_error_and_disables_the_run():
@@ -205,7 +243,7 @@ def test_a_visitor_waits_their_turn_and_is_told_their_place():
     at.button(key="gpu_run").click().run()
     for thread in others:
         thread.join(10)
-    assert not at.exception and not at.warning
+    assert not at.exception and not _warnings(at)
     assert re.fullmatch(
         r"You waited \d+\.\d s in line \(2nd when you pressed Run\)\.",
         next(c.value for c in at.caption if c.value.startswith("You waited")),
@@ -216,7 +254,7 @@ def test_a_visitor_waits_their_turn_and_is_told_their_place():
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        ("own", "Your previous run is still running or waiting; wait for it."),
+        ("own", "Your other run (from this tab or another tab of this browser) is still"),
         ("long", "The line for heavy work is about 100 s long, over the 60 s limit"),
         ("died", "The benchmark did not finish: the worker process ended (exit code -9). The"),
     ],
@@ -244,14 +282,22 @@ def test_where_no_worker_can_start_the_timings_say_they_ran_in_the_server(monkey
         raise OSError("no processes here")
 
     monkeypatch.setattr(worker.multiprocessing, "get_context", no_processes)
-    monkeypatch.setattr(benchmark, "_WORKER", worker.Worker())
+    unstartable = worker.Worker()
+    monkeypatch.setattr(benchmark, "_WORKER", unstartable)
+    monkeypatch.setattr(worker, "HEAVY", unstartable)
     at = _small_run_ready("page visitor")
     at.button(key="gpu_run").click().run()
-    assert not at.exception and not at.warning
+    assert not at.exception
     assert _has_frame(at, "median time (ms)")
     assert any(
-        "Timed in the server process: the benchmark worker could not start" in c.value
+        "Timed in the server process: the worker process for heavy work could not start" in c.value
         for c in at.caption
+    )
+    # and, at the top of the page while the start is retried, what happened and when it retries
+    (notice,) = _warnings(at)
+    assert notice.replace("\\", "").startswith(
+        "The worker process for heavy work could not start (OSError: no processes here; once); "
+        "it will try again in"
     )
 
 
@@ -275,8 +321,9 @@ def test_the_url_holds_the_example_on_screen():
     assert at.query_params["dev"] == "auto" and at.query_params["dtype"] == "float32"
     assert at.query_params["preset"] == "hello" and at.query_params["tok"] == "3"
     assert at.query_params["x"].split(";")[0] == "0.1,0.3,-0.2,0.8"
+    # sized from the device: x twice the (test's) CPU's 1 MiB cache, 512 rows of 1024
     assert (at.query_params["batch"], at.query_params["seq"], at.query_params["feat"]) == (
-        "4",
+        "1",
         "512",
         "1024",
     )
@@ -334,7 +381,7 @@ def test_parity_table_downloads_as_csv_and_json(monkeypatch):
     files = record_downloads(monkeypatch)
     at = _link({"dev": "cpu", "dtype": "float16"})
     shown = _frame(at, "max rel error")
-    table = pd.read_csv(io.StringIO(downloaded(at, "gpu_dl_csv", files))).set_index("step")
+    table = read_csv_exact(downloaded(at, "gpu_dl_csv", files)).set_index("step")
     pd.testing.assert_frame_equal(table, shown, check_exact=True)
     data = json.loads(downloaded(at, "gpu_dl_json", files))
     assert data["settings"] == {"token": 1, "device": "cpu", "dtype": "float16", "eps": 1e-5}

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from helpers import front_of_line_held
 
 from lnlab.core.errors import InputError
-from lnlab.labs.gpu import benchmark, parity, plots, traffic
+from lnlab.labs.gpu import benchmark, memory, parity, plots, traffic
 from lnlab.serving import heavy_work
 from lnlab.teach.presets import token_preset
 
@@ -138,7 +138,10 @@ def test_step_by_step_equals_fused_layer_norm_in_float32():
 # ---------------------------------------------------------------- caps and the line
 
 
-def test_size_caps():
+def test_size_caps(described_devices):
+    """With a CPU of a 1 MiB cache and a GPU whose memory torch does not tell (conftest), the
+    caps are the fallbacks: 2^21 and 2^23 elements."""
+    described_devices["cuda:0"] = memory.Memory("cuda:0", "", None, None, "the GPU's", "x")
     assert benchmark.check_size(2, 64, 16384, "cpu") == 2**21
     assert benchmark.check_size(8, 64, 16384, "cuda:0") == 2**23
     with pytest.raises(InputError, match="over the CPU cap of 2,097,152"):

@@ -6,7 +6,7 @@ asked one, and the script download. About 40 s."""
 from __future__ import annotations
 
 import pytest
-from helpers import downloaded, page_test, record_downloads
+from helpers import downloaded, front_of_line_held, page_test, record_downloads
 from streamlit.testing.v1 import AppTest
 
 from lnlab.classroom import store
@@ -17,6 +17,7 @@ from lnlab.labs.training.worker import LAB
 from lnlab.teach.markdown import plain
 from lnlab.teach.misconceptions import MISCONCEPTIONS
 from lnlab.teach.quiz import RIGHT, Question, diagnose, options
+from lnlab.ui import line
 from lnlab.ui.classroom import TEACHER_KEY
 
 PAGE = "pages/training.py"
@@ -66,6 +67,23 @@ def test_unknown_variants_in_a_link_are_refused() -> None:
     at = _open({"var": "post,<script>"})
     assert any("unknown variants" in e.value for e in at.error)
     assert at.multiselect(key="tr_variants").value == ["post", "pre", "bn", "mbn"]
+
+
+def test_a_second_tab_of_the_same_browser_gets_no_second_place(monkeypatch) -> None:
+    """One browser (one cookie) whose first tab holds the front of the heavy-work line: its
+    second tab pressing Train is told why it gets no place, and trains nothing."""
+    browser = "fedcba9876543210fedcba9876543210"
+    monkeypatch.setattr(line.st.context.__class__, "cookies", {line.COOKIE: browser}, raising=False)
+    at = _open(TINY_LINK)
+    started = LAB.runs_started
+    with front_of_line_held(browser):  # the first tab's run
+        # what Train asks for (AppTest reruns the page once more after a click inside the
+        # lesson, which a browser does not, and that run would clear the message)
+        at.session_state["tr_train"] = True
+        at.run()
+    assert not at.exception
+    assert any("another tab of this browser" in w.value for w in at.warning)
+    assert LAB.runs_started == started
 
 
 def test_over_the_cap_says_so_and_offers_no_button() -> None:

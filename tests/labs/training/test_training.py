@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from fairness import unfair
 from helpers import front_of_line_held, needs_cuda, validated
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from lnlab.classroom.asking import live_question
 from lnlab.core.backend import cpu_threads
@@ -41,11 +42,18 @@ from lnlab.labs.training.lesson import (
     label,
     slides,
 )
-from lnlab.labs.training.run import LabResult, depth_grads, final_loss, fluctuation, run_lab
+from lnlab.labs.training.run import (
+    LabResult,
+    depth_grads,
+    final_loss,
+    fluctuation,
+    recipes,
+    run_lab,
+)
 from lnlab.labs.training.script import training_script
-from lnlab.labs.training.train import VariantRun, train_variant
-from lnlab.labs.training.worker import Lab, time_left
-from lnlab.serving import worker
+from lnlab.labs.training.train import Recipe, Trainer, VariantRun, train_variant
+from lnlab.labs.training.worker import Lab, Leg, Progress, piece_steps, train_piece
+from lnlab.serving import heavy_work, worker
 from lnlab.teach.misconceptions import MISCONCEPTIONS
 from lnlab.teach.quiz import RIGHT, Question, diagnose, options
 
@@ -145,9 +153,13 @@ def test_the_default_fits_the_cap() -> None:
     assert TrainConfig().work <= MAX_WORK
 
 
-def test_time_left() -> None:
-    assert time_left(0, 100, 1.0) == "0 of 100 steps, starting..."
-    assert time_left(25, 100, 5.0) == "25 of 100 steps, about 15 s left"
+def test_progress_text() -> None:
+    assert Progress(0, 100).text() == "0 of 100 steps, starting..."
+    assert Progress(25, 100, 15.2).text() == "25 of 100 steps, about 15 s of training left"
+    assert Progress(25, 100, 15.2, place=2).text() == (
+        "25 of 100 steps; paused while others' heavy work runs (2nd in line)"
+    )
+    assert Progress(5, 0).share == 1.0 and Progress(1, 4).share == 0.25
 
 
 # ---------------------------------------------------------------- the effects
@@ -242,38 +254,152 @@ def test_a_run_has_every_part(tiny_lab) -> None:
         assert r.grad_norms == tiny_lab.depth_grads[r.variant][TINY.layers - 1]
 
 
+@pytest.mark.parametrize("variant", ["post", "bn", "mbn", "rms", "dyt", "none"])
+def test_a_training_stopped_and_resumed_gives_the_same_bits(variant: str) -> None:
+    """Saved after steps 7 and 19 and resumed from bytes each time (as between pieces in the
+    worker), a training gives the numbers of one uninterrupted training, bit for bit: Adam's
+    moments, Batch Norm's running statistics and the data generator all carry over."""
+    recipe = Recipe(variant, 2, 1e-2, True, 0.5, 30, 3)
+    whole = train_variant(*dataclasses.astuple(recipe))
+    trainer = Trainer(recipe)
+    for until in (7, 19, 30):
+        trainer.advance(until)
+        if until < 30:
+            trainer = Trainer.resume(recipe, trainer.state())
+    pieces = trainer.result()
+    assert dataclasses.replace(pieces, seconds=0) == dataclasses.replace(whole, seconds=0)
+
+
 def test_the_worker_gives_the_same_numbers_once(tiny_lab) -> None:
-    """The spawned worker reproduces the in-process run; the second ask is the cache's."""
-    lab = Lab(worker.Worker())
-    reports: list[tuple[int, int]] = []
+    """The spawned worker reproduces the in-process run, piece by piece; the second ask is
+    the cache's."""
+    lab = Lab(worker.Worker(), piece_s=None)  # pieces by steps alone: a known number
+    reports: list[Progress] = []
     try:
-        result = lab.train(TINY, "a", lambda done, total, s: reports.append((done, total)))
+        result = lab.train(TINY, "a", reports.append)
         assert lab.train(TINY, "b") is result
     finally:
         lab.worker.stop()
     assert lab.runs_started == 1
-    assert reports[-1] == (3 * TINY.steps, 3 * TINY.steps)
+    assert lab.pieces == 3 + 1  # three trainings of 20 steps (one piece each), the gradients
+    assert reports[-1].done == reports[-1].total == 3 * TINY.steps
     assert [r.losses for r in result.runs] == [r.losses for r in tiny_lab.runs]
+    assert result.warmup_on.losses == tiny_lab.warmup_on.losses
+    assert result.depth_grads == tiny_lab.depth_grads
+
+
+class InProcess:
+    """A stand-in for the worker: runs each job here, as the worker would, counting them,
+    passing on what it would report, and letting a test act between jobs (`before`)."""
+
+    def __init__(self, before=None) -> None:
+        self.calls: list[tuple] = []
+        self.before = before
+
+    def call(self, fn, *args, timeout_s, on_progress=None):
+        self.calls.append((fn.__name__, *args[:1], *args[2:3]))  # the job, its recipe, until
+        if self.before is not None:
+            self.before(len(self.calls))
+        result = fn(*args)
+        if on_progress is not None and isinstance(result, Leg):
+            on_progress(result.done)
+        return result
+
+
+def test_a_piece_stops_when_its_time_is_up_and_the_next_goes_on_from_there() -> None:
+    """With no time at all, each piece is one step (the least it takes); the pieces resume
+    one after the other, to the numbers of one uninterrupted run."""
+    runner = InProcess()
+    lab = Lab(runner, piece_s=0.0)  # type: ignore[arg-type]
+    config = TrainConfig(variants=("pre",), layers=1, steps=20)
+    result = lab.train(config, "visitor")
+    pieces = [c for c in runner.calls if c[0] == "train_piece"]
+    assert len(pieces) == 3 * 20 and lab.pieces == 3 * 20 + 1
+    assert [r.losses for r in result.runs] == [r.losses for r in run_lab(config).runs]
+
+
+class ArrivingBenchmark:
+    """Another visitor's benchmark that joins the heavy-work line while the first piece runs
+    (pass it as InProcess's `before`): it logs each piece and its own turn, and holds the
+    front until `release` is set (at once unless told to hold)."""
+
+    def __init__(self, hold: bool = False) -> None:
+        self.log: list[str] = []
+        self.release = threading.Event()
+        if not hold:
+            self.release.set()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __call__(self, call: int) -> None:
+        self.log.append(f"piece {call}")
+        if call == 1:
+            self.thread.start()
+            wait_until(lambda: heavy_work.place("benchmark") == 1)
+
+    def _run(self) -> None:
+        with heavy_work.front("benchmark"):
+            self.log.append("benchmark")
+            self.release.wait(30)
+
+    def done(self) -> None:
+        self.release.set()
+        self.thread.join(10)
+
+
+def test_a_long_run_goes_in_pieces_and_shares_the_line_between_them() -> None:
+    """8 blocks x 150 steps: 60 steps a piece, so each training is three pieces; a benchmark
+    that joins the line during the first piece runs before the second, and the run then
+    goes on where it stopped, to the numbers of one uninterrupted run."""
+    config = TrainConfig(variants=("pre",), layers=8, steps=150)
+    assert piece_steps(8) == 60
+    benchmark = ArrivingBenchmark()
+    runner = InProcess(benchmark)
+    lab = Lab(runner, piece_s=None)  # type: ignore[arg-type]  # pieces by steps alone
+    places: list[int] = []
+    result = lab.train(config, "trainer", on_wait=lambda place, _: places.append(place))
+    benchmark.done()
+    pieces = [c for c in runner.calls if c[0] == "train_piece"]
+    assert [(c[1].variant, c[1].warmup, c[2]) for c in pieces] == [
+        ("pre", False, 60), ("pre", False, 120), ("pre", False, 150),
+        ("post", True, 60), ("post", True, 120), ("post", True, 150),
+        ("post", False, 60), ("post", False, 120), ("post", False, 150),
+    ]  # fmt: skip
+    log = benchmark.log
+    assert log.index("piece 1") < log.index("benchmark") < log.index("piece 2")
+    assert places and set(places) <= {1, 2}  # it waited behind the benchmark, and said so
+    whole = run_lab(config)
+    assert result.runs[0].losses == whole.runs[0].losses
+    assert result.warmup_on.bn_var == whole.warmup_on.bn_var
+    assert result.warmup_off.eval_loss == whole.warmup_off.eval_loss
+
+
+def wait_until(condition, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
 
 
 class _SlowWorker:
-    """A stand-in for the worker: counts runs and takes a moment."""
+    """A stand-in for the worker: counts jobs, takes a moment and reports progress, and runs
+    each job here."""
 
-    def __init__(self, result: LabResult) -> None:
-        self.result, self.calls = result, 0
+    def __init__(self) -> None:
+        self.calls = 0
 
-    def call(self, fn, config, *, timeout_s, on_progress):
+    def call(self, fn, *args, timeout_s, on_progress=None):
         self.calls += 1
         for k in range(1, 4):
-            time.sleep(0.1)
-            on_progress(k, 3)
-        return self.result
+            time.sleep(0.02)
+            if on_progress is not None:
+                on_progress(k)
+        return fn(*args)
 
 
 def test_thirty_visitors_cost_one_run(tiny_lab) -> None:
     """Visitors asking for a configuration in training follow that run."""
-    worker = _SlowWorker(tiny_lab)
-    lab = Lab(worker)  # type: ignore[arg-type]
+    runner = _SlowWorker()
+    lab = Lab(runner, piece_s=None)  # type: ignore[arg-type]
     results = []
     threads = [
         threading.Thread(target=lambda i=i: results.append(lab.train(TINY, f"s{i}")))
@@ -282,18 +408,93 @@ def test_thirty_visitors_cost_one_run(tiny_lab) -> None:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
-    assert worker.calls == 1 and len(results) == 30
-    assert all(r is tiny_lab for r in results)
+        t.join(60)
+    assert lab.runs_started == 1 and runner.calls == 4 and len(results) == 30
+    assert all(r is results[0] for r in results)
+    assert [r.losses for r in results[0].runs] == [r.losses for r in tiny_lab.runs]
+
+
+def stop_script(progress: Progress) -> None:
+    """What Streamlit does to a script whose visitor left or reran: raise a BaseException from
+    inside whatever Streamlit call it makes (here, drawing the progress its job reported)."""
+    if progress.done:
+        raise StopException()
+
+
+def test_a_visitor_who_leaves_mid_run_never_gets_another_configuration_cached() -> None:
+    """The issue's defect: the first visitor leaves during its run (its progress callback
+    raises, as a stopped Streamlit script does) while its job is in the worker; the next
+    visitor asks for another configuration, and must get that configuration's numbers, cached
+    under its own key. Then the first configuration, asked again, goes on from the pieces
+    kept and gives its own numbers."""
+    lab = Lab(worker.Worker())
+    first = TrainConfig(variants=("pre",), layers=2, steps=200, seed=1)
+    second = TrainConfig(variants=("pre",), layers=1, steps=20, seed=2)
+    try:
+        with pytest.raises(StopException):
+            lab.train(first, "leaver", on_progress=stop_script)
+        got = lab.train(second, "next")
+        assert got.config == second and lab.cached(second) is got
+        assert lab.worker.discarded == 1  # the abandoned piece's reply, thrown away
+        again = lab.train(first, "leaver")
+    finally:
+        lab.worker.stop()
+    assert [r.losses for r in got.runs] == [r.losses for r in run_lab(second).runs]
+    assert [r.losses for r in again.runs] == [r.losses for r in run_lab(first).runs]
+    assert lab.cached(first) is again and lab.cached(second) is got
+
+
+def test_followers_take_over_when_the_visitor_running_it_leaves(tiny_lab) -> None:
+    """The teacher starts the run and leaves once a student follows it; the student takes it
+    over and gets the configuration's numbers."""
+    lab = Lab(_SlowWorker())  # type: ignore[arg-type]
+    leader_in, following = threading.Event(), threading.Event()
+    got: list[LabResult] = []
+
+    def leave(progress: Progress) -> None:
+        leader_in.set()
+        assert following.wait(30)  # the student follows this run now
+        raise StopException()
+
+    def follow() -> None:
+        leader_in.wait(30)
+        got.append(lab.train(TINY, "student", on_progress=lambda progress: following.set()))
+
+    student = threading.Thread(target=follow)
+    student.start()
+    with pytest.raises(StopException):
+        lab.train(TINY, "teacher", on_progress=leave)
+    student.join(60)
+    assert got and [r.losses for r in got[0].runs] == [r.losses for r in tiny_lab.runs]
+    assert lab.cached(TINY) is got[0] and lab.runs_started == 2
+
+
+def test_a_result_under_another_key_is_never_served(tiny_lab) -> None:
+    lab = Lab(_SlowWorker())  # type: ignore[arg-type]
+    other = TrainConfig(variants=("post", "pre"), layers=1, steps=20, seed=9)
+    lab._cache[other] = tiny_lab  # as the defect left it: TINY's result under another key
+    assert lab.cached(other) is None and other not in lab._cache
+
+
+def test_a_piece_for_other_settings_is_refused() -> None:
+    class Wrong:
+        def call(self, fn, recipe, state, until, budget_s, *, timeout_s, on_progress=None):
+            wrong = dataclasses.replace(recipe, seed=recipe.seed + 1)
+            return train_piece(wrong, state, until, budget_s)
+
+    lab = Lab(Wrong())  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="came back for other settings"):
+        lab.train(TINY, "visitor")
+    assert lab.cached(TINY) is None and not lab._legs
 
 
 def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
     """While another visitor's run is at the front, a visitor waits first in line; the same
     visitor asking again meanwhile is refused with a message."""
-    lab = Lab(_SlowWorker(tiny_lab))  # type: ignore[arg-type]
+    lab = Lab(_SlowWorker())  # type: ignore[arg-type]
     places = []
 
-    def leave(place: int) -> None:
+    def leave(place: int, expected_s: float | None) -> None:
         places.append(place)
         raise KeyboardInterrupt  # the visitor leaves the line
 
@@ -303,34 +504,70 @@ def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
         with pytest.raises(BusyError):
             lab.train(TINY, "teacher")
     assert places == [1]
-    assert lab.train(TINY, "student") is tiny_lab  # the line is empty again
+    assert lab.train(TINY, "student").config == TINY  # the line is empty again
+
+
+def test_a_run_that_waits_too_long_between_pieces_says_its_pieces_are_kept() -> None:
+    """Its second piece would wait past the longest wait (0 s here) behind a benchmark: the
+    message says so and that the first piece is kept; Train again goes on from it."""
+    config = TrainConfig(variants=("pre",), layers=8, steps=120)
+    benchmark = ArrivingBenchmark(hold=True)
+    runner = InProcess(benchmark)
+    lab = Lab(runner, piece_s=None, max_wait_s=0.0)  # type: ignore[arg-type]
+    with pytest.raises(BusyError, match=r"Waited 0 s .* pieces already trained are kept"):
+        lab.train(config, "trainer")
+    benchmark.done()
+    kept = lab._legs[recipes(config)[0]]
+    assert kept.done == piece_steps(8) and kept.run is None
+    result = lab.train(config, "trainer")
+    assert [c[2] for c in runner.calls if c[0] == "train_piece"][:2] == [60, 120]
+    assert result.runs[0].losses == run_lab(config).runs[0].losses
 
 
 class _StoppedWorker:
-    """A stand-in for a worker whose run passed the time cap."""
+    """A stand-in for a worker whose piece passed its time cap."""
 
-    def call(self, fn, config, *, timeout_s, on_progress):
+    def call(self, fn, *args, timeout_s, on_progress=None):
         raise worker.TimedOut(f"it passed its {timeout_s:g} s limit and was stopped")
 
 
-def test_a_run_past_the_time_cap_gives_a_message_and_frees_the_config() -> None:
+def test_a_piece_past_its_time_cap_gives_a_message_and_frees_the_config() -> None:
     lab = Lab(_StoppedWorker())  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="did not finish: it passed its 90 s limit"):
+    with pytest.raises(InputError, match=r"did not finish: it passed its 30 s limit.*kept"):
         lab.train(TINY, "visitor")
     assert lab.cached(TINY) is None and not lab._flights  # the next ask runs it again
+
+
+def test_a_worker_that_cannot_start_says_when_it_tries_again() -> None:
+    class Unstartable:
+        def call(self, fn, *args, timeout_s, on_progress=None):
+            raise worker.Unavailable("the worker process ... could not start; try again in 5 s")
+
+    with pytest.raises(InputError, match=r"could not start: the worker process .* in 5 s"):
+        Lab(Unstartable()).train(TINY, "visitor")  # type: ignore[arg-type]
 
 
 def test_the_cache_is_bounded_and_keeps_the_recently_used(tiny_lab) -> None:
     """Seeds 0 and 1 fill a cache of two; asking for seed 0 again (train, as a visitor does)
     makes seed 1 the least recently used, so seed 2 pushes seed 1 out."""
-    lab = Lab(_SlowWorker(tiny_lab), cache_size=2)  # type: ignore[arg-type]
+    lab = Lab(InProcess(), cache_size=2)  # type: ignore[arg-type]
     configs = [TrainConfig(variants=("pre",), layers=1, steps=20, seed=seed) for seed in range(3)]
     lab.train(configs[0], "v")
     lab.train(configs[1], "v")
     lab.train(configs[0], "v")
     lab.train(configs[2], "v")
-    assert lab.worker.calls == 3
+    assert lab.runs_started == 3
     assert [lab.cached(c) is not None for c in configs] == [True, False, True]
+
+
+def test_configurations_that_share_a_training_train_it_once() -> None:
+    """post-LN with warm-up off is in both (chosen in one, the comparison in the other)."""
+    runner = InProcess()
+    lab = Lab(runner, piece_s=None)  # type: ignore[arg-type]
+    lab.train(TrainConfig(variants=("post",), layers=1, steps=20), "v")
+    lab.train(TrainConfig(variants=("pre",), layers=1, steps=20), "v")
+    trained = [(c[1].variant, c[1].warmup) for c in runner.calls if c[0] == "train_piece"]
+    assert trained == [("post", False), ("post", True), ("pre", False)]
 
 
 def test_the_script_reproduces_the_run(tmp_path, tiny_lab) -> None:

@@ -4,13 +4,19 @@ tests/pages/test_bad_links.py)."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import downloaded, html_table, html_tables, page_test, record_downloads
+from helpers import (
+    downloaded,
+    html_table,
+    html_tables,
+    page_test,
+    read_csv_exact,
+    record_downloads,
+)
 from streamlit.testing.v1 import AppTest
 
 from lnlab.core.numbers import fmt
@@ -238,7 +244,7 @@ def test_a_presenter_link_opens_on_its_slide_and_exit_shows_the_page():
 
 
 def _csv(text: str) -> pd.DataFrame:
-    return pd.read_csv(io.StringIO(text)).set_index("layer")
+    return read_csv_exact(text).set_index("layer")
 
 
 def test_depth_table_downloads_as_csv_and_json(monkeypatch):
