@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from functools import partial
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -21,7 +20,14 @@ from lnlab.teach.export import Exports
 from lnlab.teach.figures import figure as plain_figure
 from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
-from lnlab.ui.classroom import awaiting_reveal, teacher_panel, teaching
+from lnlab.ui.classroom import (
+    ASKED,
+    FIRST_QUESTION_KEY,
+    NOT_ASKED,
+    LiveSlide,
+    first_live_question,
+    live_slide,
+)
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
@@ -117,27 +123,33 @@ def show_section(
     control: Control | None = None,
     quiz: bool = False,
     place: str = "",
-    live: Control | None = None,
-    held: bool = False,
+    live: LiveSlide | None = None,
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
     once its question (if any, and if predictions are on) is answered, the finding, the worked
     formulas, numbers and figure. With a figure, text and numbers stand left and the figure right.
 
-    `live` draws a live class's panel under the text (lnlab.ui.classroom); `held` keeps the
-    result off the slide meanwhile (the class is answering the question).
+    `live`, while this session teaches a class, is where the class is with the section's
+    question (lnlab.ui.classroom): before Ask the result is held ("?"), and Ask stands under
+    the text; while the class answers, the slide is the question itself; after Reveal, the
+    result shows with the class's answer under the text.
     """
     slide = presenting()
     st.subheader(f"{number}. {section.title}")
+    if live is not None and live.stage == ASKED:
+        live.panel()  # the question, projector-sized: the slide's text waits for the reveal
+        return
     for callout in section.callouts:
         getattr(st, callout.kind)(callout.text)
     fig = _figure(section, slide)
     text_col, fig_col = st.columns([1, 1], gap="medium") if fig else (st.container(), None)
+    held = live is not None and live.stage == NOT_ASKED
     with text_col:
         _setting(section, control)
-        shown = _result(section, answered=_answered(section, quiz, slide), held=held, slide=slide)
+        answered = _answered(section, quiz and live is None, slide)  # a class answers instead
+        shown = _result(section, answered=answered, held=held, slide=slide)
         if live is not None:
-            live()
+            live.panel()
     if shown:
         _beside_and_below(section, fig, fig_col, key=place or section.key, slide=slide)
 
@@ -168,13 +180,12 @@ def _answered(section: Section, quiz: bool, slide: bool) -> bool:
 
 def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> bool:
     """The finding, worked formulas and numbers once answered, unless a live class holds them;
-    otherwise what unlocks them. True when the result is shown."""
+    otherwise a "?" where they go, and what shows them. True when the result is shown."""
     if not answered:
-        if not slide:  # on a slide the question box says as much
-            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+        _unknown("Check your prediction to see it." if not slide else "Check to see it.")
         return False
     if held:
-        st.info("The class is answering: the result shows after Reveal.", icon=":material/lock:")
+        _unknown("It shows after the class answers and you Reveal.")
         return False
     if section.finding:
         st.markdown(section.finding)
@@ -182,6 +193,14 @@ def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> boo
         formula(latex)
     _numbers(section, slide)
     return True
+
+
+def _unknown(then: str) -> None:
+    """The box that stands for the value a question asks for, until it is answered."""
+    st.html(
+        '<div class="lnlab-unknown" role="note"><span aria-hidden="true">?</span>'
+        f"<p>The result is hidden. {then}</p></div>"
+    )
 
 
 def _beside_and_below(
@@ -253,6 +272,8 @@ def _lesson_fragment(
     count = len(lesson.sections)
     ss = st.session_state
     ss[slide_key] = _clamped(ss.get(slide_key, 0), count)
+    if ss.pop(FIRST_QUESTION_KEY, False):  # from the Class page: its first question's slide
+        ss[slide_key] = first_live_question(lesson.sections, page)
     slide = presenting()
     show_all = not slide and bool(ss.get(f"{page}_all", False))
     _navigation(lesson, page, slide_key, show_all)
@@ -266,16 +287,15 @@ def _lesson_fragment(
     for k in shown:
         section = lesson.sections[k]
         control = controls.get(section.key)
-        # while this session teaches a live class: the question's panel, the result held
-        teach = section.question is not None and not show_all and teaching() is not None
+        # while this session teaches a live class: ask, answer, reveal
+        asks = section.question is not None and not show_all
         show_section(
             section,
             number=k + 1,
             control=control,
             quiz=quiz,
             place=place,
-            live=partial(teacher_panel, section.question, page) if teach else None,
-            held=teach and awaiting_reveal(section.question),
+            live=live_slide(section.question, page) if asks else None,
         )
     share_link(page, fields)
 
