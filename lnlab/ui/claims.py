@@ -51,9 +51,10 @@ def _cookie(name: str) -> str | None:
     if name in written:
         return written[name]
     try:
-        return st.context.cookies.get(name)
+        sent = st.context.cookies.get(name)
     except Exception:  # no request behind this run (AppTest): no cookies
         return None
+    return sent if isinstance(sent, str) else None
 
 
 def _write(name: str, value: str | None, max_age_s: int = 0) -> None:
@@ -121,6 +122,8 @@ def client_address() -> str:
         forwarded = st.context.headers.get("X-Forwarded-For", "")
     except Exception:  # no request behind this run (AppTest)
         return ""
+    direct = direct if isinstance(direct, str) else ""
+    forwarded = forwarded if isinstance(forwarded, str) else ""
     trusted = {a.strip() for a in os.environ.get(TRUSTED_PROXIES_ENV, "").split(",") if a.strip()}
     if forwarded and (not direct or direct in trusted):  # no direct address: loopback
         return forwarded.split(",")[-1].strip()[:64]

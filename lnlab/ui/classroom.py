@@ -268,7 +268,11 @@ def start_problem_in_sidebar() -> None:
         st.sidebar.error(plain(str(err)[:1].upper() + str(err)[1:]) + ".")
 
 
-@st.dialog("End the class for everyone?")
+def _close_dialog() -> None:
+    st.session_state.pop("_live_dialog", None)
+
+
+@st.dialog("End the class for everyone?", on_dismiss=_close_dialog)
 def _end_dialog(me: TeacherLink) -> None:
     st.markdown(
         f"Class **{display_code(me.code)}** ends on every device: students see that it has "
@@ -287,14 +291,23 @@ def _end_dialog(me: TeacherLink) -> None:
         st.session_state.pop(TEACHER_KEY, None)
         claims.drop_teacher_claim()
         st.session_state["_live_ended"] = display_code(me.code)
+        _close_dialog()
         st.rerun()
     if keep.button("Keep it running", key="live_end_cancel", width="stretch"):
+        _close_dialog()
         st.rerun()
 
 
 def end_button() -> None:
-    """End class, for everyone, after a confirmation."""
-    if st.button("End class", key="live_end", icon=":material/stop_circle:"):
+    """End class, for everyone, after a confirmation (a dialog, open until answered)."""
+    st.button(
+        "End class",
+        key="live_end",
+        icon=":material/stop_circle:",
+        on_click=st.session_state.__setitem__,
+        args=("_live_dialog", "end"),
+    )
+    if st.session_state.get("_live_dialog") == "end" and teaching() is not None:
         _end_dialog(teaching())
 
 
@@ -710,7 +723,7 @@ def _leave() -> None:
     st.query_params.pop(JOIN, None)
 
 
-@st.dialog("Leave the class?")
+@st.dialog("Leave the class?", on_dismiss=_close_dialog)
 def _leave_dialog() -> None:
     st.markdown(
         "Your answers and score stay in the class: join again with the same code on this "
@@ -719,14 +732,23 @@ def _leave_dialog() -> None:
     leave, stay = st.columns(2)
     if leave.button("Leave", key="live_leave_confirm", type="primary", width="stretch"):
         _leave()
+        _close_dialog()
         st.rerun()
     if stay.button("Stay", key="live_leave_cancel", width="stretch"):
+        _close_dialog()
         st.rerun()
 
 
 def leave_button() -> None:
-    """Leave the class, after asking."""
-    if st.button("Leave the class", key="live_leave", icon=":material/logout:"):
+    """Leave the class, after asking (a dialog, open until answered)."""
+    st.button(
+        "Leave the class",
+        key="live_leave",
+        icon=":material/logout:",
+        on_click=st.session_state.__setitem__,
+        args=("_live_dialog", "leave"),
+    )
+    if st.session_state.get("_live_dialog") == "leave":
         _leave_dialog()
 
 
