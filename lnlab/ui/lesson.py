@@ -182,10 +182,12 @@ def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> boo
     """The finding, worked formulas and numbers once answered, unless a live class holds them;
     otherwise a "?" where they go, and what shows them. True when the result is shown."""
     if not answered:
-        _unknown("Check your prediction to see it." if not slide else "Check to see it.")
+        _unknown(
+            "Check your prediction to see this step's result." if not slide else "Check to see it."
+        )
         return False
     if held:
-        _unknown("It shows after the class answers and you Reveal.")
+        _unknown("The result shows after the class answers and you press Reveal.")
         return False
     if section.finding:
         st.markdown(section.finding)
@@ -199,7 +201,7 @@ def _unknown(then: str) -> None:
     """The box that stands for the value a question asks for, until it is answered."""
     st.html(
         '<div class="lnlab-unknown" role="note"><span aria-hidden="true">?</span>'
-        f"<p>The result is hidden. {then}</p></div>"
+        f"<p>{then}</p></div>"
     )
 
 
