@@ -530,7 +530,8 @@ class ClassStore:
         self, now: float | None = None, *, browser: str = "", address: str = ""
     ) -> NewClass:
         """A new class with a fresh code and teacher secret, opened from `browser` (the
-        browser's own random id) and network `address`; closed classes are purged first."""
+        browser's own random id) and network `address` ("" when unknown, as on this machine
+        itself: no per-address cap then); closed classes are purged first."""
         now = self.clock() if now is None else now
         mine, where = _browser(browser), self._address(address)
         limits = self.limits
@@ -550,7 +551,9 @@ class ClassStore:
                     f"this browser already has {limits.classes_per_browser} classes open, the "
                     "limit: end one first (End class, on the Class page)"
                 )
-            if self._arrived(conn, "start", where, START_WINDOW_S) >= limits.starts_per_address:
+            if address and self._arrived(conn, "start", where, START_WINDOW_S) >= (
+                limits.starts_per_address
+            ):
                 oldest = self._oldest_arrival(conn, "start", where, START_WINDOW_S)
                 wait = _minutes(oldest + START_WINDOW_S - now)
                 raise ClassError(
@@ -774,14 +777,16 @@ class ClassStore:
                 raise ClassError(
                     f"class {display_code(row.code)} is full ({limits.students} students)"
                 )
-            if self._count(conn, students, here, students.c.address == where) >= (
+            if address and self._count(conn, students, here, students.c.address == where) >= (
                 limits.students_per_address
             ):
                 raise ClassError(
                     f"{limits.students_per_address} students have joined this class from your "
                     "network, the most one network may add; ask your teacher"
                 )
-            if self._arrived(conn, "join", where, JOIN_WINDOW_S) >= limits.joins_per_address:
+            if address and self._arrived(conn, "join", where, JOIN_WINDOW_S) >= (
+                limits.joins_per_address
+            ):
                 raise ClassError(
                     f"{limits.joins_per_address} students joined from your network in the last "
                     "minute, the limit; wait a minute and press Join again"
