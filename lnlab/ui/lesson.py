@@ -276,6 +276,7 @@ def _lesson_fragment(
     ss[slide_key] = _clamped(ss.get(slide_key, 0), count)
     if ss.pop(FIRST_QUESTION_KEY, False):  # from the Class page: its first question's slide
         ss[slide_key] = first_live_question(lesson.sections, page)
+        ss[f"_link_arrival_{page}"] = None  # the URL names that slide (ui.links.share_link)
     slide = presenting()
     show_all = not slide and bool(ss.get(f"{page}_all", False))
     _navigation(lesson, page, slide_key, show_all)
