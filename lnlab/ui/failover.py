@@ -33,6 +33,7 @@ def _request_rerun(original: Any) -> Any:
                 whole = ClientState()
                 whole.CopyFrom(client_state)
                 whole.fragment_id = ""
+                whole.is_auto_rerun = False  # a whole run: the page's, not a timer's
                 client_state = whole
         if client_state is None or not client_state.fragment_id:
             setattr(self, _RAN, True)
