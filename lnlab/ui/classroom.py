@@ -571,18 +571,14 @@ def _revealed(me: TeacherLink, live: LiveQuestion) -> None:
         problem(err)
         return
     right = tally.by_group.get("right", 0)
-    with st.container(horizontal=True, vertical_alignment="center", key="live_panel"):
-        st.markdown(
-            f"Answer: **{plain(', '.join(right_options(live)))}** · {right} of "
-            f"{tally.answered} right"
-        )
-        st.button(
-            "The class's answers",
-            key=f"live_answers_{live.qid}",
-            icon=":material/bar_chart:",
-            on_click=st.session_state.__setitem__,
-            args=("_live_show_answers", live.qid),
-        )
+    st.button(
+        f"Answer: {plain(', '.join(right_options(live)))} · {right} of {tally.answered} right",
+        key=f"live_answers_{live.qid}",
+        icon=":material/bar_chart:",
+        help="The class's answers, by misconception",
+        on_click=st.session_state.__setitem__,
+        args=("_live_show_answers", live.qid),
+    )
     if st.session_state.pop("_live_show_answers", None) == live.qid:
         _answers_dialog(live, tally)
 

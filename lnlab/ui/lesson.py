@@ -24,6 +24,7 @@ from lnlab.ui.classroom import (
     ASKED,
     FIRST_QUESTION_KEY,
     NOT_ASKED,
+    REVEALED,
     LiveSlide,
     first_live_question,
     live_slide,
@@ -132,7 +133,7 @@ def show_section(
     `live`, while this session teaches a class, is where the class is with the section's
     question (lnlab.ui.classroom): before Ask the result is held ("?"), and Ask stands under
     the text; while the class answers, the slide is the question itself; after Reveal, the
-    result shows with the class's answer under the text.
+    result shows (the class's answer stands in the navigation row, lesson_view's).
     """
     slide = presenting()
     st.subheader(f"{number}. {section.title}")
@@ -148,7 +149,7 @@ def show_section(
         _setting(section, control)
         answered = _answered(section, quiz and live is None, slide)  # a class answers instead
         shown = _result(section, answered=answered, held=held, slide=slide)
-        if live is not None:
+        if live is not None and live.stage != REVEALED:
             live.panel()
     if shown:
         _beside_and_below(section, fig, fig_col, key=place or section.key, slide=slide)
@@ -279,7 +280,7 @@ def _lesson_fragment(
         ss[f"_link_arrival_{page}"] = None  # the URL names that slide (ui.links.share_link)
     slide = presenting()
     show_all = not slide and bool(ss.get(f"{page}_all", False))
-    _navigation(lesson, page, slide_key, show_all)
+    nav = _navigation(lesson, page, slide_key, show_all)
     if lesson.context:
         st.markdown(lesson.context)
     quiz = bool(quiz_key and ss.get(quiz_key, False))
@@ -292,14 +293,11 @@ def _lesson_fragment(
         control = controls.get(section.key)
         # while this session teaches a live class: ask, answer, reveal
         asks = section.question is not None and not show_all
-        show_section(
-            section,
-            number=k + 1,
-            control=control,
-            quiz=quiz,
-            place=place,
-            live=live_slide(section.question, page) if asks else None,
-        )
+        live = live_slide(section.question, page) if asks else None
+        if live is not None and live.stage == REVEALED:
+            with nav:  # beside the slide number: the slide below needs all its height
+                live.panel()
+        show_section(section, number=k + 1, control=control, quiz=quiz, place=place, live=live)
     share_link(page, fields)
 
 
@@ -310,9 +308,12 @@ def _clamped(value: object, count: int) -> int:
         return 0
 
 
-def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> None:
+def _navigation(
+    lesson: Lesson, page: str, slide_key: str, show_all: bool
+) -> st.delta_generator.DeltaGenerator:
     """Previous and Next (← →, and PageUp/PageDown as presentation clickers send), the slide
-    number, and off-slide a chooser of every section and a switch to show them all."""
+    number, and off-slide a chooser of every section and a switch to show them all. Returns
+    the row, which a live class's answer joins after the reveal."""
     ss = st.session_state
     count = len(lesson.sections)
     at = ss[slide_key]
@@ -333,7 +334,7 @@ def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> No
             )
     if presenting():
         nav.markdown(f"**Slide {at + 1} of {count}** · {lesson.title}")
-        return
+        return nav
     titles = [s.title for s in lesson.sections]
     nav.selectbox(
         "Section",
@@ -346,6 +347,7 @@ def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> No
         persist_state=KEEP,
     )
     nav.toggle("Show every section", key=f"{page}_all", persist_state=KEEP)
+    return nav
 
 
 def _step(key: str, delta: int, count: int) -> None:

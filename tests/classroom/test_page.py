@@ -282,7 +282,9 @@ def test_ask_answer_reveal_on_a_lesson_slide(classes):
     at.button(key=f"live_reveal_{posed.question.qid}").click().run()
     assert classes.current(teacher.code).revealed
     revealed = _texts(at)
-    assert "Answer: **" in revealed and 'class="lnlab-unknown"' not in revealed
+    answers = at.button(key=f"live_answers_{posed.question.qid}")
+    assert answers.label.startswith("Answer: ") and answers.label.endswith(" of 1 right")
+    assert 'class="lnlab-unknown"' not in revealed
     assert at.metric  # the slide's result shows
     assert at.get("plotly_chart")  # the class's answers by group, in the dialog
 
