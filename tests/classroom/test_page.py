@@ -333,3 +333,58 @@ def test_a_database_that_is_down_gets_a_message_without_details(classes, monkeyp
         for detail in (str(port), "127.0.0.1", "psycopg", "Traceback", "/"):
             assert detail not in " ".join(e.value for e in at.error), (who, detail)
     store_module._default = classes  # the fixture closes it
+
+
+# --- what a script meets: each limit, through the page, with a message ---------------------
+
+
+@pytest.fixture
+def limited(monkeypatch, tmp_path):
+    """The app's store with small limits, and every visitor at one network address."""
+    opened = ClassStore(
+        f"sqlite:///{tmp_path / 'limited.db'}",
+        limits=Limits(starts_per_address=3, joins_per_address=4, students_per_address=6),
+    )
+    monkeypatch.setattr(store_module, "_default", opened)
+    monkeypatch.setattr(claims, "client_address", lambda: "203.0.113.5")
+    yield opened
+    opened.close()
+
+
+def test_start_end_start_from_one_browser_meets_the_per_address_limit(limited):
+    at = _browser(page_test(PAGE), "one-script-browser-01").run()
+    for _ in range(3):
+        at.button(key="live_start").click().run()
+        assert TEACHER_KEY in at.session_state
+        at.button(key="live_end").click().run()
+        at.button(key="live_end_confirm").click().run()
+        assert TEACHER_KEY not in at.session_state
+    at.button(key="live_start").click().run()
+    assert not at.exception
+    assert "3 classes were started from your network in the last hour" in at.error[0].value
+    assert "try again in 60 minutes" in at.error[0].value
+
+
+def test_one_browser_joining_again_and_again_is_one_student(limited):
+    new = limited.open_class()
+    at = _browser(page_test(PAGE, {"join": new.code}), "one-script-browser-01").run()
+    for k in range(10):
+        at.text_input(key="live_code").input(new.code)
+        at.text_input(key="live_nickname").input(f"fake {k}")
+        at.button(key="live_join").click().run()
+        del at.session_state[STUDENT_KEY]  # as if it left and came back with another name
+        at.run()
+    assert not at.exception and not at.error
+    assert limited.check_code(new.code).students == 1
+    assert limited.roster(new.code, new.teacher_secret) == ["fake 9"]
+
+
+def test_new_browsers_from_one_address_are_stopped_and_told_to_wait(limited):
+    new = limited.open_class()
+    for k in range(5):
+        at = _student(new.code, f"fresh-browser-{k:04d}")
+        at.button(key="live_join").click().run()
+        assert not at.exception
+    assert "4 students joined from your network in the last minute" in at.error[0].value
+    assert "wait a minute and press Join again" in at.error[0].value
+    assert limited.check_code(new.code).students == 4
