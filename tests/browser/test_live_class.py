@@ -36,6 +36,7 @@ from .conftest import (
     assert_no_problems,
     expect_rerun,
     new_app_page,
+    runs_finished,
     start_server,
     wait_for_app,
 )
@@ -201,8 +202,13 @@ def test_a_whole_live_lesson(browser: Browser, server: list):
         expect(tab.locator(".lnlab-roster")).to_contain_text("Ana, \u0410na (2), 👩🏽\u200d💻 Dev")
         tab.close()
 
+        ran = runs_finished(teacher)
         _restart(server)
-        wait_for_app(teacher)  # reconnected (the browser saw the server go while it started)
+        healthy = time.monotonic()
+        teacher.wait_for_function("n => window.__lnlabRunsFinished > n", arg=ran, polling=POLL_MS)
+        # a measurement, not a check: README's "Live class"
+        print(f"after the restart the teacher's page ran {time.monotonic() - healthy:.1f} s later")
+        wait_for_app(teacher)
         expect(teacher.locator(MAIN)).to_contain_text("Answer:", timeout=LIVE_MS)
         # the next question: Next until a slide the class can answer
         for _ in range(6):

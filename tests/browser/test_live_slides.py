@@ -96,6 +96,7 @@ def test_every_question_slide_fits_asked_and_revealed(
                 with expect_rerun(page):
                     page.keyboard.press("PageDown")
         assert asked, f"{lesson.name}: no slide had a question the class can answer by tapping"
+        print(f"{lesson.name}: {asked} question slides measured before Ask, asked and revealed")
         assert not problems, problems
     finally:
         page.context.close()
