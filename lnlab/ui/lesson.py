@@ -183,9 +183,8 @@ def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> boo
     """The finding, worked formulas and numbers once answered, unless a live class holds them;
     otherwise a "?" where they go, and what shows them. True when the result is shown."""
     if not answered:
-        _unknown(
-            "Check your prediction to see this step's result." if not slide else "Check to see it."
-        )
+        if not slide:  # on a slide the question box says as much, in the height it has
+            _unknown("Check your prediction to see this step's result.")
         return False
     if held:
         _unknown("The result shows after the class answers and you press Reveal.")
