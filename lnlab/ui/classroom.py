@@ -132,25 +132,27 @@ def take_link() -> None:
         _follow(found)
     if teaching() is None and not st.session_state.get("_live_claim_checked"):
         _reclaim()
-    _teacher_active()
+    teacher_active()
 
 
 def _follow(found: Mapping[str, object]) -> None:
+    """Follow a link once; a good join link stays in the address bar (a reload keeps the
+    code, or the student), anything else leaves it."""
+    keep: set[str] = set()
     try:
         link = read_link(found)
         if isinstance(link, TeacherLink):
             _become_teacher(link)
         elif link is not None:
             _rejoin(link)
+            keep = {JOIN}
     except InputError as err:
         st.warning(f"This class link does not work: {plain(str(err))}.", icon=":material/link_off:")
         st.session_state.pop("live_code", None)
     for name in found:
-        if name != JOIN or studying() is None:
+        if name not in keep:
             del st.query_params[name]
-    if studying() is None and isinstance(found.get(JOIN), str):
-        st.query_params.pop(JOIN, None)  # the join form keeps the code; a reload too
-    st.session_state["_live_link"] = _signature(url_params())
+    st.session_state["_live_link"] = _signature({k: found[k] for k in keep})
 
 
 def _become_teacher(link: TeacherLink) -> None:
@@ -194,8 +196,9 @@ def _reclaim() -> None:
     st.session_state["_live_claim_checked"] = True
 
 
-def _teacher_active() -> None:
-    """The teacher clicked: the class stays open (at most one store write a minute)."""
+def teacher_active() -> None:
+    """The teacher clicked (a page, a slide): the class stays open (at most one store write a
+    minute)."""
     me = teaching()
     now = time.monotonic()
     if me is None or now - st.session_state.get("_live_active_at", -1e9) < ACTIVE_EVERY_S:
@@ -215,7 +218,8 @@ def keep_in_url() -> None:
     params = url_params()
     for name, value in params.items():
         st.query_params[name] = value
-    st.session_state["_live_link"] = _signature(params)
+    if params:  # a visitor who has not joined may keep a join link's code (_follow)
+        st.session_state["_live_link"] = _signature(params)
 
 
 def _signature(params: Mapping[str, object]) -> str:
@@ -601,6 +605,8 @@ def _answers_dialog(live: LiveQuestion, tally: Tally) -> None:
 def class_question(me: TeacherLink) -> None:
     """The Class page's view of the question asked now: the count and Reveal, then, once
     revealed, the answers by group."""
+    st.session_state.pop("_live_changed", None)  # this fragment shows the change itself
+    st.session_state.pop("_live_show_answers", None)
     store = default_store()
     try:
         posed = store.current(me.code)

@@ -28,6 +28,7 @@ from lnlab.ui.classroom import (
     LiveSlide,
     first_live_question,
     live_slide,
+    teacher_active,
 )
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
@@ -270,6 +271,7 @@ def _lesson_fragment(
 ) -> None:
     pace(fragment=True)
     rerun_if_asked()
+    teacher_active()  # a teacher moving through the slides keeps their class open
     lesson = build()
     count = len(lesson.sections)
     ss = st.session_state

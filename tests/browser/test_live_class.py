@@ -98,7 +98,7 @@ def _join(student: Page, link: str, nickname: str) -> None:
     student.goto(link)
     wait_for_app(student)
     assert_no_problems(student)
-    expect(student.locator(SIDEBAR)).to_have_attribute("aria-expanded", "false")  # closed
+    expect(student.locator(SIDEBAR)).to_have_attribute("data-collapsed", "true")  # closed
     if nickname:
         student.locator(".st-key-live_nickname input").fill(nickname)
     with expect_rerun(student):
