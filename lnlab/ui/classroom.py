@@ -67,6 +67,7 @@ STUDENT_KEY = "live_student"
 # second of a tap, the students' question within a second and a half of Ask or Reveal
 TEACHER_POLL_S = 1.0
 STUDENT_POLL_S = 1.5
+WATCH_S = 1.0  # a teacher's page notices what their other devices did within this
 ACTIVE_EVERY_S = 60.0  # a teacher's clicks keep the class open; the store hears at most this often
 CLASS_PAGE = "pages/class.py"
 NOT_ASKED, ASKED, REVEALED = "not asked", "asked", "revealed"
@@ -133,6 +134,30 @@ def take_link() -> None:
     if teaching() is None and not st.session_state.get("_live_claim_checked"):
         _reclaim()
     teacher_active()
+    if (me := teaching()) is not None:
+        st.session_state["_live_seen"] = _where(me)
+        with st.sidebar:  # hidden in presenter mode; it draws nothing in any case
+            _watch(me)
+
+
+def _where(me: TeacherLink) -> tuple[str, bool] | None:
+    """The class's question now and whether it is revealed (None: none, or no answer)."""
+    try:
+        posed = default_store().current(me.code)
+    except InputError:
+        return None
+    return (posed.question.qid, posed.revealed) if posed else None
+
+
+@st.fragment(run_every=WATCH_S)
+def _watch(me: TeacherLink) -> None:
+    """Every page of the teacher's follows the class: when another of their devices asks or
+    reveals, the page runs again. After a server restart or a move to another process, its
+    first tick runs the whole page (lnlab.ui.failover), which brings the teacher back."""
+    now = _where(me)
+    if now is not None and now != st.session_state.get("_live_seen"):
+        st.session_state["_live_seen"] = now
+        st.rerun(scope="app")
 
 
 def _follow(found: Mapping[str, object]) -> None:
