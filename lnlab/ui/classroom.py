@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
@@ -301,6 +301,33 @@ def _close_dialog() -> None:
     st.session_state.pop("_live_dialog", None)
 
 
+def _asks_first(
+    label: str, key: str, icon: str, name: str, dialog: Callable[..., None], *args: object
+) -> None:
+    """A button whose action a dialog confirms: it stays open until answered or closed."""
+    st.button(
+        label,
+        key=key,
+        icon=icon,
+        on_click=st.session_state.__setitem__,
+        args=("_live_dialog", name),
+    )
+    if st.session_state.get("_live_dialog") == name:
+        dialog(*args)
+
+
+def _confirmed(yes: str, yes_key: str, no: str, no_key: str) -> bool | None:
+    """The dialog's two answers, side by side: True or False once pressed (the dialog then
+    closes), None before."""
+    left, right = st.columns(2)
+    if left.button(yes, key=yes_key, type="primary", width="stretch"):
+        return True
+    if right.button(no, key=no_key, width="stretch"):
+        _close_dialog()
+        st.rerun()
+    return None
+
+
 @st.dialog("End the class for everyone?", on_dismiss=_close_dialog)
 def _end_dialog(me: TeacherLink) -> None:
     st.markdown(
@@ -308,36 +335,26 @@ def _end_dialog(me: TeacherLink) -> None:
         "ended, and its answers are deleted when the next class opens. Download the answer "
         "counts first if you want them."
     )
-    end, keep = st.columns(2)
-    if end.button("End class", key="live_end_confirm", type="primary", width="stretch"):
-        try:
-            default_store().end_class(me.code, me.secret)
-        except StoreDown as err:
-            problem(err)
-            return
-        except ClassError:
-            pass  # ended already
-        st.session_state.pop(TEACHER_KEY, None)
-        claims.drop_teacher_claim()
-        st.session_state["_live_ended"] = display_code(me.code)
-        _close_dialog()
-        st.rerun()
-    if keep.button("Keep it running", key="live_end_cancel", width="stretch"):
-        _close_dialog()
-        st.rerun()
+    if not _confirmed("End class", "live_end_confirm", "Keep it running", "live_end_cancel"):
+        return
+    try:
+        default_store().end_class(me.code, me.secret)
+    except StoreDown as err:
+        problem(err)
+        return
+    except ClassError:
+        pass  # ended already
+    st.session_state.pop(TEACHER_KEY, None)
+    claims.drop_teacher_claim()
+    st.session_state["_live_ended"] = display_code(me.code)
+    _close_dialog()
+    st.rerun()
 
 
 def end_button() -> None:
-    """End class, for everyone, after a confirmation (a dialog, open until answered)."""
-    st.button(
-        "End class",
-        key="live_end",
-        icon=":material/stop_circle:",
-        on_click=st.session_state.__setitem__,
-        args=("_live_dialog", "end"),
-    )
-    if st.session_state.get("_live_dialog") == "end" and teaching() is not None:
-        _end_dialog(teaching())
+    """End class, for everyone, after a confirmation."""
+    if (me := teaching()) is not None:
+        _asks_first("End class", "live_end", ":material/stop_circle:", "end", _end_dialog, me)
 
 
 def ended_notice() -> None:
@@ -756,27 +773,15 @@ def _leave_dialog() -> None:
         "Your answers and score stay in the class: join again with the same code on this "
         "device to get them back."
     )
-    leave, stay = st.columns(2)
-    if leave.button("Leave", key="live_leave_confirm", type="primary", width="stretch"):
+    if _confirmed("Leave", "live_leave_confirm", "Stay", "live_leave_cancel"):
         _leave()
-        _close_dialog()
-        st.rerun()
-    if stay.button("Stay", key="live_leave_cancel", width="stretch"):
         _close_dialog()
         st.rerun()
 
 
 def leave_button() -> None:
-    """Leave the class, after asking (a dialog, open until answered)."""
-    st.button(
-        "Leave the class",
-        key="live_leave",
-        icon=":material/logout:",
-        on_click=st.session_state.__setitem__,
-        args=("_live_dialog", "leave"),
-    )
-    if st.session_state.get("_live_dialog") == "leave":
-        _leave_dialog()
+    """Leave the class, after asking."""
+    _asks_first("Leave the class", "live_leave", ":material/logout:", "leave", _leave_dialog)
 
 
 def join_form() -> None:
