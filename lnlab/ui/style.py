@@ -17,8 +17,10 @@ BASE_CSS = """
 .lnlab-table th:first-child, .lnlab-table td.label { text-align: left; }
 .lnlab-table td.pad { color: #888; }
 .lnlab-formula p { line-height: 2.4; margin-bottom: 0.2rem; }
-/* a fraction's numerator and denominator stay inside their line: no overlap with the next */
-.lnlab-formula .katex-html > .base { margin: 0.3em 0; }
+/* a formula with fractions under one whose fractions have subscripts (x_i / sigma_eps): the
+   upper denominator clears the lower numerator */
+[data-testid="stElementContainer"]:has(.lnlab-formula .mfrac .msupsub)
+  + [data-testid="stElementContainer"]:has(.lnlab-formula .mfrac) { margin-top: 0.9rem; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
 .lnlab-join { text-align: center; font-size: 1.25rem; overflow-wrap: anywhere; }
 .lnlab-code {
