@@ -84,7 +84,7 @@ def test_killed_teacher_process_the_class_comes_back_as_it_was(browser: Browser,
     classes = ClassStore()  # the database every process of the cluster shares
     try:
         page.goto(cluster.url + "/class")
-        wait_for_app(page)
+        wait_for_app(page, 120_000)  # a new process's first page, on two busy cores
         with expect_rerun(page):
             page.locator(".st-key-live_start button").click()
         code = page.locator(".lnlab-code").inner_text().replace("-", "")
