@@ -11,25 +11,34 @@ from lnlab.ui import classroom
 
 ui.page_setup("Live class")
 st.title("Live class")
+classroom.ended_notice()
 teacher = classroom.teaching()
-if teacher is not None:
-    if classroom.teacher_view():
+if teacher is not None and classroom.teacher_view():
+    join_col, lessons_col = st.columns([5, 4], gap="large")
+    with join_col:
+        classroom.join_card(teacher.code)
+    with lessons_col:
         st.subheader("Present a lesson")
         st.caption(
-            "In presenter mode each slide with a question gets an Ask the class button, and "
-            "beside it the room's answers, live."
+            "Opens in presenter mode at the lesson's first question: press Ask the class "
+            "there. ← goes back to its first slide."
         )
         for page in ui.PAGES:
             if page.lesson and st.button(
-                page.title, icon=page.icon, key=f"live_present_{page.path}"
+                page.title, icon=page.icon, key=f"live_present_{page.path}", width="stretch"
             ):
-                st.session_state[ui.PRESENT_KEY] = True
+                classroom.present_from_first_question()
                 st.switch_page(page.path)
-        ui.exports(class_exports(teacher.code, classroom.counts_csv()))
-        st.button("Leave this class on this device", key="live_end", on_click=classroom.end_class)
+        classroom.class_info_line()
+        classroom.end_button()
+    st.subheader("The question asked now")
+    classroom.class_question(teacher)
+    classroom.roster()
+    classroom.teacher_link_copy()
+    ui.exports(class_exports(teacher.code, classroom.counts_csv()))
 elif classroom.studying() is not None:
     classroom.student_view()
-    st.button("Leave the class", key="live_leave", on_click=classroom.leave_class)
+    classroom.leave_button()
 else:
     st.markdown(
         "A teacher starts a class and shows its code; students join on their phones or "
@@ -49,3 +58,4 @@ else:
             icon=":material/groups:",
             on_click=classroom.start_class,
         )
+        classroom.start_problem()

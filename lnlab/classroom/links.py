@@ -5,17 +5,29 @@ raises InputError with a message for the person who opened it; nothing is looked
 The QR code is drawn locally as SVG (segno) and sent inside the page, so no page asks
 another host for an image.
 
-- join link: `/class?join=CODE`; once joined, `&me=ID` (the student's anonymous id) is added,
-  so a reload or another device's bookmark keeps the student's answers and score;
+- join link: `/class?join=CODE`. A student is who their browser is (lnlab.ui.claims keeps a
+  random id in a cookie), never an id in a link that anyone could open: `me=ID`, which older
+  links carried, is refused unless it is this browser's own student;
 - teacher link: `/class?class=CODE&teacher=SECRET`, for the teacher only (it can pose and
-  reveal questions and download the counts).
+  reveal questions and download the counts); the page moves the secret into a cookie and out
+  of the address bar.
+
+Phones must reach the address in the join link. `join_base` builds it: the public address
+configured in $LNLAB_PUBLIC_URL (a proxy or a domain) when set; else the address the
+teacher's browser used, unless that is this machine's loopback (localhost, 127.x, ::1), which
+no phone can reach: then one of this machine's network addresses, with the same port.
 """
 
 from __future__ import annotations
 
+import fcntl
 import html
+import ipaddress
+import os
 import re
-from collections.abc import Mapping
+import socket
+import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -93,10 +105,107 @@ def page_url(current_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
-def join_link(base: str, code: str, me: str | None = None) -> str:
-    """The students' link (`base` is page_url's); with `me`, a student's own link back."""
-    query = {JOIN: code} | ({ME: me} if me else {})
-    return f"{base}?{urlencode(query)}"
+PUBLIC_URL_ENV = "LNLAB_PUBLIC_URL"  # e.g. https://class.school.example (a proxy, a domain)
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether `host` names this machine only (localhost, 127.x, ::1): no phone reaches it."""
+    if not host:
+        return True
+    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(
+        ".localhost"
+    ):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class JoinBase:
+    """Where students join: `url` (the Class page's), and when the teacher's own address
+    would not reach phones, `unreachable` (that address) and `others` (this machine's other
+    network addresses, as Class page URLs)."""
+
+    url: str
+    unreachable: str = ""
+    others: tuple[str, ...] = ()
+
+
+def join_base(current_url: str, public_url: str = "", addresses: Sequence[str] = ()) -> JoinBase:
+    """The Class page's URL that phones can reach (see the module docstring); `addresses` are
+    this machine's network addresses (network_addresses())."""
+    if public_url.strip():
+        return JoinBase(page_url(public_url.strip().rstrip("/") + "/"))
+    base = page_url(current_url)
+    parts = urlsplit(base)
+    if not is_loopback(parts.hostname):
+        return JoinBase(base)
+    port = f":{parts.port}" if parts.port else ""
+    found = [
+        urlunsplit((parts.scheme or "http", _host(a) + port, parts.path, "", "")) for a in addresses
+    ]
+    if not found:
+        return JoinBase(base, parts.hostname or "this address")
+    return JoinBase(found[0], parts.hostname or "localhost", tuple(found[1:]))
+
+
+def _host(address: str) -> str:
+    return f"[{address}]" if ":" in address else address
+
+
+_VIRTUAL = ("docker", "br-", "veth", "virbr", "lxc", "cni", "flannel", "tun", "tap")
+
+
+def network_addresses() -> list[str]:
+    """This machine's IPv4 addresses that another device may reach: the one its default route
+    leaves from first (asked of the kernel: a UDP socket "connected" to a documentation
+    address sends nothing), then every other interface's, private ranges (a school's network)
+    first; not loopback, link-local or a container bridge. Linux reads the interfaces (ioctl);
+    elsewhere, the addresses its host name resolves to."""
+    found: list[str] = []
+    try:
+        names = [n for _, n in socket.if_nameindex() if not n.startswith(_VIRTUAL)]
+    except OSError:
+        names = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: routed, never sent to
+            primary = probe.getsockname()[0]
+        except OSError:
+            primary = ""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        for name in names:
+            try:
+                packed = fcntl.ioctl(
+                    probe.fileno(), 0x8915, struct.pack("256s", name[:15].encode())
+                )  # SIOCGIFADDR
+                found.append(socket.inet_ntoa(packed[20:24]))
+            except OSError:
+                continue
+    if not found:
+        try:
+            found = socket.gethostbyname_ex(socket.gethostname())[2]
+        except OSError:
+            found = []
+    kept = []
+    for text in dict.fromkeys(found):
+        ip = ipaddress.ip_address(text)
+        if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
+            kept.append(ip)
+    kept.sort(key=lambda ip: (str(ip) != primary, not ip.is_private, ip))
+    return [str(ip) for ip in kept]
+
+
+def public_url() -> str:
+    """The configured public address ($LNLAB_PUBLIC_URL), or ""."""
+    return os.environ.get(PUBLIC_URL_ENV, "").strip()
+
+
+def join_link(base: str, code: str) -> str:
+    """The students' link (`base` is page_url's or join_base's)."""
+    return f"{base}?{urlencode({JOIN: code})}"
 
 
 def teacher_link(base: str, code: str, secret: str) -> str:

@@ -10,9 +10,19 @@ Rules the store enforces, whoever calls it:
 - the teacher's actions need the class's teacher secret (only its SHA-256 is stored);
 - a student answers each question once, the first answer counts; the group and correctness come
   from the stored question; no method returns another student's answer;
-- classes end `CLASS_HOURS` after they open and are purged lazily; caps on live classes per
-  server, students per class, questions per class and answers per student.
-Nothing personal is stored: a student is a random id and an optional nickname (20 characters).
+- a class closes when its teacher ends it, after `IDLE_HOURS` without teacher activity, and
+  `CLASS_HOURS` after it opened at the latest; closed classes are purged lazily;
+- a question's answers close when it is revealed;
+- caps that a real class never meets but a script does (`Limits`): live classes per server and
+  per browser, class starts and joins per network address, students per class, per browser
+  (one: the same browser rejoining is the same student) and per address, questions per class
+  and answers per student; each refusal says which cap and what to do;
+- when the database is down, locked or full, a StoreDown (a ClassError) says so in words,
+  with no host, port, path or traceback; nothing is half-stored (each call is a transaction).
+Nothing personal is stored: a student is a random id and an optional nickname (20 characters);
+the browser and the network address a class was opened or joined from are kept only as
+digests (the address keyed with a random key of this database), for the caps, and go with
+the class.
 """
 
 from __future__ import annotations
@@ -20,9 +30,12 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import hmac
 import io
+import logging
 import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,28 +45,48 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from lnlab.classroom.live import LiveQuestion
+from lnlab.classroom.nicknames import MAX_NICKNAME, NicknameError, check_nickname
 from lnlab.core.errors import InputError
 from lnlab.serving.database import MIGRATION_LOCK, OPEN_LOCK, URL_ENV, Database, database_url
 from lnlab.teach.quiz import group_name
 
+__all__ = ["MAX_NICKNAME", "URL_ENV", "check_nickname"]  # re-exported for the pages and tests
+
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"  # no 0 O 1 I L U: easy to read off a projector
 CODE_LENGTH = 9  # 9 * log2(30) = 44.2 bits
-CLASS_HOURS = 24
-MAX_NICKNAME = 20
+CLASS_HOURS = 24  # a class closes this long after it opened, whatever happens
+IDLE_HOURS = 2  # ... or this long after its teacher's last action
+BUSY_TIMEOUT_S = 5.0  # SQLite: how long a write waits for a lock before the store says "busy"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps that keep one server's classes bounded; each refusal says which cap was hit."""
+    """Caps that keep one server's classes bounded and stop a script from taking them all; a
+    real class never meets them. Each refusal says which cap was hit and what to do."""
 
     classes: int = 200  # live classes per server (per database)
     students: int = 200  # per class
     questions: int = 200  # posed per class
     answers: int = 500  # per student
+    classes_per_browser: int = 3  # open at once
+    starts_per_address: int = 30  # classes started from one network address per hour
+    joins_per_address: int = 90  # students joining from one address per minute (a class
+    # behind one school router: 60 in a minute pass)
+    students_per_address: int = 120  # in one class: a script behind one address never
+    # fills a class (200)
+
+
+START_WINDOW_S = 3600.0  # starts_per_address counts this far back
+JOIN_WINDOW_S = 60.0  # joins_per_address counts this far back
 
 
 class ClassError(InputError):
     """A class code, secret or action that the store refuses; the message is for the user."""
+
+
+class StoreDown(ClassError):
+    """The database did not answer, was locked or full: nothing was stored by this call."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +107,17 @@ class ClassInfo:
 class Posed:
     question: LiveQuestion
     revealed: bool
+
+
+@dataclass(frozen=True)
+class Teaching:
+    """What the teacher's device shows: the class's code, when it closes (idle or at its
+    end), how many joined, and the question asked now (None before the first)."""
+
+    code: str
+    closes_at: float
+    joined: int
+    posed: Posed | None
 
 
 @dataclass(frozen=True)
@@ -130,6 +174,11 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def _browser(browser: str) -> str:
+    """A browser's id as stored: its digest, or "" when the caller has none."""
+    return _digest(browser)[:32] if isinstance(browser, str) and browser else ""
+
+
 metadata = sa.MetaData()  # the tables as the queries see them (the migrations make them)
 classes = sa.Table(
     "classes",
@@ -137,8 +186,12 @@ classes = sa.Table(
     sa.Column("code", sa.Text, primary_key=True),
     sa.Column("teacher_digest", sa.Text, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),  # when it closes if nothing happens
     sa.Column("current_qid", sa.Text),
+    sa.Column("ends_by", sa.Float),  # CLASS_HOURS after it opened
+    sa.Column("ended_at", sa.Float),  # when its teacher ended it
+    sa.Column("browser", sa.Text),  # the opener's browser (_browser)
+    sa.Column("address", sa.Text),  # the opener's network address (keyed digest)
 )
 students = sa.Table(
     "students",
@@ -147,7 +200,17 @@ students = sa.Table(
     sa.Column("student_id", sa.Text, primary_key=True),
     sa.Column("nickname", sa.Text, nullable=False),
     sa.Column("joined_at", sa.Float, nullable=False),
+    sa.Column("browser", sa.Text),
+    sa.Column("address", sa.Text),
 )
+arrivals = sa.Table(  # class starts and joins per address, for the rate caps
+    "arrivals",
+    metadata,
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("address", sa.Text, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+store_key = sa.Table("store_key", metadata, sa.Column("k", sa.Text, nullable=False))
 questions = sa.Table(
     "questions",
     metadata,
@@ -182,6 +245,7 @@ def _answer_context() -> sa.Select:
         sa.select(
             classes.c.current_qid,
             questions.c.body,
+            questions.c.revealed,
             given.scalar_subquery().label("given"),
             done.scalar_subquery().label("done"),
         )
@@ -251,12 +315,78 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # version 3: the heavy-work line keeps its own table (lnlab.serving.heavy_work)
         "DROP TABLE line_table",
     ),
+    (  # version 4: idle and ended classes, who opened and joined (digests), arrival rates
+        "ALTER TABLE classes ADD COLUMN ends_by DOUBLE PRECISION",
+        "ALTER TABLE classes ADD COLUMN ended_at DOUBLE PRECISION",
+        "ALTER TABLE classes ADD COLUMN browser TEXT",
+        "ALTER TABLE classes ADD COLUMN address TEXT",
+        "UPDATE classes SET ends_by = expires_at",
+        "ALTER TABLE students ADD COLUMN browser TEXT",
+        "ALTER TABLE students ADD COLUMN address TEXT",
+        "CREATE INDEX students_by_browser ON students (code, browser)",
+        "CREATE INDEX classes_by_browser ON classes (browser, expires_at)",
+        """CREATE TABLE arrivals (
+            kind TEXT NOT NULL,
+            address TEXT NOT NULL,
+            at DOUBLE PRECISION NOT NULL)""",
+        "CREATE INDEX arrivals_by_address ON arrivals (kind, address, at)",
+        "CREATE TABLE store_key (k TEXT NOT NULL)",
+    ),
 )
+
+
+_DOWN = (
+    sa.exc.OperationalError,  # refused, dropped, locked, disk full (SQLite and psycopg)
+    sa.exc.InterfaceError,
+    sa.exc.TimeoutError,  # no connection free in the pool in time
+    sa.exc.DisconnectionError,
+    sqlite3.OperationalError,  # raised while a connection is set up (journal mode)
+    OSError,
+)
+
+
+def _down(err: BaseException) -> StoreDown:
+    """What to tell a user when the database failed: in words, with no host, port, path or
+    traceback (the server's log gets the details)."""
+    text = str(getattr(err, "orig", None) or err).lower()
+    log.warning("class store: %s: %s", type(err).__name__, text.splitlines()[0] if text else "")
+    if "locked" in text or "lock timeout" in text or "busy" in text:
+        return StoreDown("the class's database is busy: nothing was stored; try again in a moment")
+    if "full" in text or "no space" in text:
+        return StoreDown(
+            "the class's database has no space left: nothing new can be stored until whoever "
+            "runs this server frees some"
+        )
+    return StoreDown(
+        "the class's database is not answering: nothing was stored; try again in a moment "
+        "(whoever runs this server: check that the database is up)"
+    )
+
+
+def _guarded(method: Callable) -> Callable:
+    """A store method whose database failures become StoreDown (see _down)."""
+
+    @functools.wraps(method)
+    def call(self: ClassStore, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except ClassError:
+            raise
+        except _DOWN as err:
+            raise _down(err) from None
+
+    return call
+
+
+def _minutes(seconds: float) -> str:
+    minutes = max(1, int(seconds // 60) + (seconds % 60 > 0))
+    return "1 minute" if minutes == 1 else f"{minutes} minutes"
 
 
 class ClassStore:
     """Live classes in one database; safe to share between threads and processes."""
 
+    @_guarded
     def __init__(
         self,
         url: str | None = None,
@@ -267,7 +397,7 @@ class ClassStore:
         self.url = database_url(url)
         self.clock = clock
         self.limits = limits
-        self._db = Database(self.url)
+        self._db = Database(self.url, busy_timeout_s=BUSY_TIMEOUT_S)
         # answer()'s statements, chosen once: on PostgreSQL the context query also locks the
         # student's row, so one student's answers queue and the answers cap holds
         self._answer_context = (
@@ -275,6 +405,7 @@ class ClassStore:
         )
         self._insert_answer = _insert(self._db.engine)(answers)
         self.migrate()
+        self._key = self._address_key()
 
     def close(self) -> None:
         """Close the store's connections (the data stays in the database)."""
@@ -304,6 +435,22 @@ class ClassStore:
                 conn.exec_driver_sql(f"INSERT INTO schema_version (version) VALUES ({version})")
             return found
 
+    def _address_key(self) -> bytes:
+        """This database's random key for the addresses' digests (made once, shared by every
+        process that uses the database)."""
+        with self._db.write(lock=MIGRATION_LOCK) as conn:
+            key = conn.execute(sa.select(store_key.c.k)).scalar()
+            if key is None:
+                key = secrets.token_hex(32)
+                conn.execute(store_key.insert().values(k=key))
+        return bytes.fromhex(key)
+
+    def _address(self, address: str) -> str:
+        """A network address as stored: a keyed digest ("" stands for an unknown one)."""
+        text = address if isinstance(address, str) else ""
+        return hmac.new(self._key, text[:100].encode(), hashlib.sha256).hexdigest()[:32]
+
+    @_guarded
     def schema_version(self) -> int:
         with self._db.read() as conn:
             return _version(conn)
@@ -311,7 +458,7 @@ class ClassStore:
     # --- helpers -------------------------------------------------------------------------------
 
     def _class(self, conn: Connection, typed: str, *, lock: bool = False) -> sa.Row:
-        """The live class for a typed code, or ClassError (malformed, unknown or ended)."""
+        """The live class for a typed code, or ClassError (malformed, unknown or closed)."""
         code = normalize_code(typed)
         query = sa.select(classes).where(classes.c.code == code)
         if lock:
@@ -322,10 +469,7 @@ class ClassStore:
                 f"there is no class {display_code(code)}: check the code on the projector"
             )
         if row.expires_at <= self.clock():
-            raise ClassError(
-                f"class {display_code(code)} has ended (a class lasts {CLASS_HOURS} hours); "
-                "ask your teacher for a new code"
-            )
+            raise ClassError(f"class {display_code(code)} has ended ({_why_closed(row)})")
         return row
 
     def _teacher(self, conn: Connection, typed: str, secret: str, action: str) -> sa.Row:
@@ -334,6 +478,11 @@ class ClassStore:
         if not secrets.compare_digest(given, row.teacher_digest):
             raise ClassError(f"only the teacher of this class can {action}")
         return row
+
+    def _active(self, conn: Connection, row: sa.Row) -> None:
+        """The teacher did something: the class stays open IDLE_HOURS more (to its end)."""
+        closes = min(row.ends_by or row.expires_at, self.clock() + IDLE_HOURS * 3600)
+        conn.execute(classes.update().where(classes.c.code == row.code).values(expires_at=closes))
 
     def _question(self, conn: Connection, code: str, qid: str) -> sa.Row:
         row = (
@@ -360,20 +509,58 @@ class ClassStore:
     def _count(self, conn: Connection, table: sa.Table, *where) -> int:
         return conn.execute(sa.select(sa.func.count()).select_from(table).where(*where)).scalar()
 
+    def _arrived(self, conn: Connection, kind: str, address: str, window_s: float) -> int:
+        """How many `kind` arrivals ("start", "join") came from `address` in the window."""
+        since = self.clock() - window_s
+        where = (arrivals.c.kind == kind, arrivals.c.address == address, arrivals.c.at > since)
+        return self._count(conn, arrivals, *where)
+
+    def _oldest_arrival(self, conn: Connection, kind: str, address: str, window_s: float):
+        since = self.clock() - window_s
+        return conn.execute(
+            sa.select(sa.func.min(arrivals.c.at)).where(
+                arrivals.c.kind == kind, arrivals.c.address == address, arrivals.c.at > since
+            )
+        ).scalar()
+
     # --- the teacher ---------------------------------------------------------------------------
 
-    def open_class(self, now: float | None = None) -> NewClass:
-        """A new class with a fresh code and teacher secret; ended classes are purged first."""
+    @_guarded
+    def open_class(
+        self, now: float | None = None, *, browser: str = "", address: str = ""
+    ) -> NewClass:
+        """A new class with a fresh code and teacher secret, opened from `browser` (the
+        browser's own random id) and network `address` ("" when unknown, as on this machine
+        itself: no per-address cap then); closed classes are purged first."""
         now = self.clock() if now is None else now
-        with self._db.write(lock=OPEN_LOCK) as conn:  # openers one at a time: the cap holds
+        mine, where = _browser(browser), self._address(address)
+        limits = self.limits
+        with self._db.write(lock=OPEN_LOCK) as conn:  # openers one at a time: the caps hold
             self._purge(conn, now)
-            if self._count(conn, classes) >= self.limits.classes:
+            live = classes.c.expires_at > now
+            if self._count(conn, classes, live) >= limits.classes:
+                soonest = conn.execute(sa.select(sa.func.min(classes.c.expires_at))).scalar()
                 raise ClassError(
-                    f"this server already runs {self.limits.classes} classes, its limit; "
-                    "try again when one ends"
+                    f"this server already runs {limits.classes} classes, its limit; the next "
+                    f"one closes within {_minutes(soonest - now)}: start yours then"
+                )
+            if mine and self._count(conn, classes, live, classes.c.browser == mine) >= (
+                limits.classes_per_browser
+            ):
+                raise ClassError(
+                    f"this browser already has {limits.classes_per_browser} classes open, the "
+                    "limit: end one first (End class, on the Class page)"
+                )
+            if address and self._arrived(conn, "start", where, START_WINDOW_S) >= (
+                limits.starts_per_address
+            ):
+                oldest = self._oldest_arrival(conn, "start", where, START_WINDOW_S)
+                wait = _minutes(oldest + START_WINDOW_S - now)
+                raise ClassError(
+                    f"{limits.starts_per_address} classes were started from your network in "
+                    f"the last hour, the limit; try again in {wait}"
                 )
             secret = secrets.token_urlsafe(24)
-            expires_at = now + CLASS_HOURS * 3600
             while True:
                 code = new_code()
                 if self._count(conn, classes, classes.c.code == code) == 0:
@@ -383,26 +570,43 @@ class ClassStore:
                     code=code,
                     teacher_digest=_digest(secret),
                     created_at=now,
-                    expires_at=expires_at,
+                    expires_at=now + IDLE_HOURS * 3600,
                     current_qid=None,
+                    ends_by=now + CLASS_HOURS * 3600,
+                    browser=mine,
+                    address=where,
                 )
             )
-        return NewClass(code, secret, expires_at)
+            conn.execute(arrivals.insert().values(kind="start", address=where, at=now))
+        return NewClass(code, secret, now + IDLE_HOURS * 3600)
 
     def _purge(self, conn: Connection, now: float) -> None:
         ended = sa.select(classes.c.code).where(classes.c.expires_at <= now)
         for table in (answers, questions, students):
             conn.execute(table.delete().where(table.c.code.in_(ended)))
         conn.execute(classes.delete().where(classes.c.expires_at <= now))
+        conn.execute(arrivals.delete().where(arrivals.c.at <= now - START_WINDOW_S))
 
+    @_guarded
     def end_class(self, code: str, teacher_secret: str) -> None:
-        """End a class now (frees its slot under the per-server cap)."""
+        """End a class now, for everyone (frees its slot under the caps)."""
         with self._db.write() as conn:
             row = self._teacher(conn, code, teacher_secret, "end it")
+            now = self.clock()
             conn.execute(
-                classes.update().where(classes.c.code == row.code).values(expires_at=self.clock())
+                classes.update()
+                .where(classes.c.code == row.code)
+                .values(expires_at=now, ended_at=now)
             )
 
+    @_guarded
+    def keep_open(self, code: str, teacher_secret: str) -> None:
+        """The teacher is here (a click on their device): the class stays open IDLE_HOURS
+        more, up to CLASS_HOURS after it opened."""
+        with self._db.write() as conn:
+            self._active(conn, self._teacher(conn, code, teacher_secret, "keep it open"))
+
+    @_guarded
     def pose(self, code: str, teacher_secret: str, question: LiveQuestion) -> None:
         """Make `question` the class's current one; re-posing a qid keeps its answers and reveal."""
         if not isinstance(question, LiveQuestion):
@@ -432,9 +636,12 @@ class ClassStore:
             conn.execute(
                 classes.update().where(classes.c.code == row.code).values(current_qid=question.qid)
             )
+            self._active(conn, row)
 
+    @_guarded
     def reveal(self, code: str, teacher_secret: str, qid: str) -> None:
-        """Show the class the answer to `qid` (students' scores count it from now on)."""
+        """Show the class the answer to `qid`: its answers close, and students' scores count
+        it from now on."""
         with self._db.write() as conn:
             row = self._teacher(conn, code, teacher_secret, "reveal the answer")
             self._question(conn, row.code, qid)
@@ -443,7 +650,9 @@ class ClassStore:
                 .where(questions.c.code == row.code, questions.c.qid == qid)
                 .values(revealed=1)
             )
+            self._active(conn, row)
 
+    @_guarded
     def tally(self, code: str, teacher_secret: str, qid: str) -> Tally:
         """How many joined, how many answered `qid`, and how many fell into each group."""
         with self._db.read() as conn:
@@ -458,11 +667,16 @@ class ClassStore:
         by_group = dict.fromkeys(question.groups, 0) | {grp: n for grp, n in counts}
         return Tally(joined, sum(by_group.values()), by_group)
 
-    def check_teacher(self, code: str, teacher_secret: str) -> None:
-        """Nothing if `teacher_secret` is this class's, else ClassError saying what is wrong."""
+    @_guarded
+    def check_teacher(self, code: str, teacher_secret: str) -> Teaching:
+        """The class as its teacher's device shows it, if `teacher_secret` is this class's;
+        else ClassError saying what is wrong."""
         with self._db.read() as conn:
-            self._teacher(conn, code, teacher_secret, "open the teacher's view")
+            row = self._teacher(conn, code, teacher_secret, "open the teacher's view")
+            joined = self._count(conn, students, students.c.code == row.code)
+            return Teaching(row.code, row.expires_at, joined, self._current(conn, row))
 
+    @_guarded
     def roster(self, code: str, teacher_secret: str) -> list[str]:
         """The nicknames students gave, in the order they joined (anonymous ones are left out)."""
         with self._db.read() as conn:
@@ -474,6 +688,7 @@ class ClassStore:
             ).scalars()
             return list(names)
 
+    @_guarded
     def counts_csv(self, code: str, teacher_secret: str) -> str:
         """One row per question and group, in posing order: question, prompt, group (its key),
         answer (the group's name: "Right", the misconception's name, "Something else"), count."""
@@ -502,6 +717,7 @@ class ClassStore:
 
     # --- the students --------------------------------------------------------------------------
 
+    @_guarded
     def check_code(self, code: str) -> ClassInfo:
         """The class a typed code names, or ClassError saying what is wrong with the code."""
         with self._db.read() as conn:
@@ -509,32 +725,102 @@ class ClassStore:
             joined = self._count(conn, students, students.c.code == row.code)
         return ClassInfo(row.code, row.expires_at, joined)
 
-    def join(self, code: str, student_id: str | None = None, nickname: str = "") -> str:
-        """The student's id in the class: the same one for a known id (a reload keeps the score),
-        else a new random one. A non-empty nickname replaces the one stored."""
-        nickname = check_nickname(nickname)
+    @_guarded
+    def join(
+        self,
+        code: str,
+        student_id: str | None = None,
+        nickname: str = "",
+        *,
+        browser: str = "",
+        address: str = "",
+    ) -> str:
+        """The student's id in the class. A browser that joined before gets its student back
+        (the same score), as does a known `student_id` (a page that kept it); an id the class
+        does not know is refused. Otherwise a new random id, if the caps allow. A non-empty
+        nickname replaces the one stored."""
+        try:
+            nickname = check_nickname(nickname)
+        except NicknameError as err:
+            raise ClassError(str(err)) from None
+        mine, where = _browser(browser), self._address(address)
+        limits = self.limits
         with self._db.write() as conn:
-            row = self._class(conn, code, lock=True)  # serialises joins: the cap holds
-            if student_id is not None and self._student(conn, row.code, student_id):
+            row = self._class(conn, code, lock=True)  # serialises joins: the caps hold
+            known = None
+            if student_id is not None:
+                known = self._student(conn, row.code, student_id)
+                if known is None:
+                    raise ClassError(
+                        f"class {display_code(row.code)} has no such student: join with the "
+                        "class code instead"
+                    )
+            elif mine:
+                known = conn.execute(
+                    sa.select(students).where(
+                        students.c.code == row.code, students.c.browser == mine
+                    )
+                ).first()
+            if known is not None:
                 if nickname:
                     conn.execute(
                         students.update()
-                        .where(students.c.code == row.code, students.c.student_id == student_id)
+                        .where(
+                            students.c.code == row.code,
+                            students.c.student_id == known.student_id,
+                        )
                         .values(nickname=nickname)
                     )
-                return student_id
-            if self._count(conn, students, students.c.code == row.code) >= self.limits.students:
+                return known.student_id
+            here = students.c.code == row.code
+            if self._count(conn, students, here) >= limits.students:
                 raise ClassError(
-                    f"class {display_code(row.code)} is full ({self.limits.students} students)"
+                    f"class {display_code(row.code)} is full ({limits.students} students)"
+                )
+            if address and self._count(conn, students, here, students.c.address == where) >= (
+                limits.students_per_address
+            ):
+                raise ClassError(
+                    f"{limits.students_per_address} students have joined this class from your "
+                    "network, the most one network may add; ask your teacher"
+                )
+            if address and self._arrived(conn, "join", where, JOIN_WINDOW_S) >= (
+                limits.joins_per_address
+            ):
+                raise ClassError(
+                    f"{limits.joins_per_address} students joined from your network in the last "
+                    "minute, the limit; wait a minute and press Join again"
                 )
             new_id = secrets.token_urlsafe(16)
+            now = self.clock()
             conn.execute(
                 students.insert().values(
-                    code=row.code, student_id=new_id, nickname=nickname, joined_at=self.clock()
+                    code=row.code,
+                    student_id=new_id,
+                    nickname=nickname,
+                    joined_at=now,
+                    browser=mine,
+                    address=where,
                 )
             )
+            conn.execute(arrivals.insert().values(kind="join", address=where, at=now))
             return new_id
 
+    @_guarded
+    def find_student(self, code: str, browser: str) -> str | None:
+        """The id of the student `browser` is in this class, or None (it has not joined)."""
+        mine = _browser(browser)
+        if not mine:
+            return None
+        with self._db.read() as conn:
+            row = self._class(conn, code)
+            return conn.execute(
+                sa.select(students.c.student_id).where(
+                    students.c.code == row.code, students.c.browser == mine
+                )
+            ).scalar()
+
+    @_guarded
     def current(self, code: str) -> Posed | None:
         """The question the class is on, and whether its answer has been revealed."""
         with self._db.read() as conn:
@@ -546,6 +832,7 @@ class ClassStore:
         question = self._question(conn, row.code, row.current_qid)
         return Posed(_question_from(question.body), bool(question.revealed))
 
+    @_guarded
     def follow(self, code: str, student_id: str) -> Following:
         """`current`, `my_answer` for the current question and `score`, in one transaction: a
         student's device asks every 1.5 s (lnlab.ui.classroom.STUDENT_POLL_S), a whole class."""
@@ -555,11 +842,13 @@ class ClassStore:
             mine = self._my_answer(conn, row, student_id, posed.question.qid) if posed else None
             return Following(posed, mine, *self._score(conn, row, student_id))
 
+    @_guarded
     def answer(self, code: str, student_id: str, qid: str, option: str) -> bool:
         """Record the student's first answer to the current question `qid`.
 
         False when the student has already answered it or it is not the current question;
-        ClassError for an unknown student, an option the question does not have, or a cap.
+        ClassError for an unknown student, an option the question does not have, a question
+        already revealed (its answers are closed), or a cap.
         """
         code = normalize_code(code)
         if not _is_key(student_id):
@@ -576,6 +865,11 @@ class ClassStore:
                 raise ClassError("join the class first (your place in it was not found)")
             if row.current_qid != qid or row.done:
                 return False
+            if row.revealed:
+                raise ClassError(
+                    "the teacher has revealed the answer, so answers to this question are "
+                    "closed; wait for the next question"
+                )
             chosen = _question_from(row.body).option(option) if isinstance(option, str) else None
             if chosen is None:
                 raise ClassError("that is not one of this question's options")
@@ -593,6 +887,7 @@ class ClassStore:
             inserted = insert.on_conflict_do_nothing().returning(answers.c.qid)
             return conn.execute(inserted).first() is not None
 
+    @_guarded
     def my_answer(self, code: str, student_id: str, qid: str) -> str | None:
         """The option this student chose for `qid`, or None (only ever the caller's own)."""
         with self._db.read() as conn:
@@ -609,6 +904,7 @@ class ClassStore:
             )
         ).scalar()
 
+    @_guarded
     def score(self, code: str, student_id: str) -> tuple[int, int]:
         """(right, answered) over the questions whose answer has been revealed, so that the
         score never gives an answer away before the teacher shows it."""
@@ -635,6 +931,15 @@ class ClassStore:
         return int(right), int(answered)
 
 
+def _why_closed(row: sa.Row) -> str:
+    """Why a class is closed, for the message that says so."""
+    if row.ended_at is not None:
+        return "its teacher ended it"
+    if row.ends_by is not None and row.expires_at < row.ends_by:
+        return f"no teacher activity for {IDLE_HOURS} hours closes a class"
+    return f"a class lasts {CLASS_HOURS} hours at most; ask your teacher for a new code"
+
+
 def _version(conn: Connection) -> int:
     """The schema version the database is at (0 before the first migration)."""
     return conn.exec_driver_sql("SELECT MAX(version) FROM schema_version").scalar() or 0
@@ -655,26 +960,13 @@ def _is_key(value: object) -> bool:
     return isinstance(value, str) and 0 < len(value) <= 100 and "\x00" not in value
 
 
-def check_nickname(nickname: str) -> str:
-    """A nickname as stored: trimmed, at most MAX_NICKNAME characters, no control characters.
-
-    It is kept as plain text and never interpreted; pages must show it escaped."""
-    if not isinstance(nickname, str):
-        raise ClassError("a nickname is text")
-    nickname = nickname.strip()
-    if len(nickname) > MAX_NICKNAME:
-        raise ClassError(f"a nickname has at most {MAX_NICKNAME} characters")
-    if any(not c.isprintable() for c in nickname):
-        raise ClassError("a nickname cannot contain line breaks or control characters")
-    return nickname
-
-
 _default: ClassStore | None = None
 _default_lock = threading.Lock()
 
 
 def default_store() -> ClassStore:
-    """The process-wide store the app uses (opened, and migrated, on first use)."""
+    """The process-wide store the app uses (opened, and migrated, on first use; a database
+    that is down then raises StoreDown, and the next call tries again)."""
     global _default
     with _default_lock:
         if _default is None:

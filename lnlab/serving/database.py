@@ -63,12 +63,14 @@ def _wal(cursor: sqlite3.Cursor, tries: int = 100) -> None:
             time.sleep(0.02)
 
 
-def create_engine(url: str) -> Engine:
-    """The engine for `url` (SQLite: WAL, busy timeout, writers BEGIN IMMEDIATE)."""
+def create_engine(url: str, busy_timeout_s: float = 30.0) -> Engine:
+    """The engine for `url` (SQLite: WAL, a write waits `busy_timeout_s` for the lock, writers
+    BEGIN IMMEDIATE)."""
     if not url.startswith("sqlite"):
         return sa.create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    busy_ms = int(busy_timeout_s * 1000)
     engine = sa.create_engine(
-        url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=10
+        url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s}, pool_size=10
     )
 
     @sa.event.listens_for(engine, "connect")
@@ -76,7 +78,7 @@ def create_engine(url: str) -> Engine:
         # Take transactions into our own hands (pysqlite's implicit BEGIN is deferred).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
         _wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -95,9 +97,9 @@ class Database:
     """One engine on `url`, with the transactions described above; safe to share between
     threads."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, busy_timeout_s: float = 30.0) -> None:
         self.url = url
-        self.engine = create_engine(url)
+        self.engine = create_engine(url, busy_timeout_s)
         self.postgres = self.engine.dialect.name == "postgresql"
         self._write_lock = contextlib.nullcontext() if self.postgres else threading.Lock()
 

@@ -8,8 +8,11 @@ run, and Streamlit 1.67 drops that request (AppSession.request_rerun: "The fragm
 not exist anymore"): the click does nothing. `install()` turns such a request, in a session
 that has not run the page yet, into a run of the whole page with the same widget states and
 URL, so the click takes effect and the page is rebuilt from its link (tests/browser/
-test_cluster_failover.py). Fragment ids are hashes of the fragment's definition and place, so
-after that run the browser's fragment ids are the session's own again.
+test_cluster_failover.py). The same goes for a fragment's timed rerun (a live class's panel
+and a student's device poll every second or so): the first one after the move runs the page,
+which finds the teacher's class or the student's place again from the browser's cookies.
+Fragment ids are hashes of the fragment's definition and place, so after that run the
+browser's fragment ids are the session's own again.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ _RAN = "_lnlab_ran_page"  # set on a session once it has been asked for a whole-
 def _request_rerun(original: Any) -> Any:
     def request_rerun(self: AppSession, client_state: ClientState | None) -> None:
         if client_state is not None and client_state.fragment_id:
-            first = not getattr(self, _RAN, False) and not client_state.is_auto_rerun
+            first = not getattr(self, _RAN, False)
             if first and not self.has_fragment(client_state.fragment_id):
                 whole = ClientState()
                 whole.CopyFrom(client_state)
                 whole.fragment_id = ""
+                whole.is_auto_rerun = False  # a whole run: the page's, not a timer's
                 client_state = whole
         if client_state is None or not client_state.fragment_id:
             setattr(self, _RAN, True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from functools import partial
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -21,7 +20,16 @@ from lnlab.teach.export import Exports
 from lnlab.teach.figures import figure as plain_figure
 from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
-from lnlab.ui.classroom import awaiting_reveal, teacher_panel, teaching
+from lnlab.ui.classroom import (
+    ASKED,
+    FIRST_QUESTION_KEY,
+    NOT_ASKED,
+    REVEALED,
+    LiveSlide,
+    first_live_question,
+    live_slide,
+    teacher_active,
+)
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
@@ -117,27 +125,33 @@ def show_section(
     control: Control | None = None,
     quiz: bool = False,
     place: str = "",
-    live: Control | None = None,
-    held: bool = False,
+    live: LiveSlide | None = None,
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
     once its question (if any, and if predictions are on) is answered, the finding, the worked
     formulas, numbers and figure. With a figure, text and numbers stand left and the figure right.
 
-    `live` draws a live class's panel under the text (lnlab.ui.classroom); `held` keeps the
-    result off the slide meanwhile (the class is answering the question).
+    `live`, while this session teaches a class, is where the class is with the section's
+    question (lnlab.ui.classroom): before Ask the result is held ("?"), and Ask stands under
+    the text; while the class answers, the slide is the question itself; after Reveal, the
+    result shows (the class's answer stands in the navigation row, lesson_view's).
     """
     slide = presenting()
     st.subheader(f"{number}. {section.title}")
+    if live is not None and live.stage == ASKED:
+        live.panel()  # the question, projector-sized: the slide's text waits for the reveal
+        return
     for callout in section.callouts:
         getattr(st, callout.kind)(callout.text)
     fig = _figure(section, slide)
     text_col, fig_col = st.columns([1, 1], gap="medium") if fig else (st.container(), None)
+    held = live is not None and live.stage == NOT_ASKED
     with text_col:
         _setting(section, control)
-        shown = _result(section, answered=_answered(section, quiz, slide), held=held, slide=slide)
-        if live is not None:
-            live()
+        answered = _answered(section, quiz and live is None, slide)  # a class answers instead
+        shown = _result(section, answered=answered, held=held, slide=slide)
+        if live is not None and live.stage != REVEALED:
+            live.panel()
     if shown:
         _beside_and_below(section, fig, fig_col, key=place or section.key, slide=slide)
 
@@ -168,13 +182,13 @@ def _answered(section: Section, quiz: bool, slide: bool) -> bool:
 
 def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> bool:
     """The finding, worked formulas and numbers once answered, unless a live class holds them;
-    otherwise what unlocks them. True when the result is shown."""
+    otherwise a "?" where they go, and what shows them. True when the result is shown."""
     if not answered:
-        if not slide:  # on a slide the question box says as much
-            st.info("Check your prediction to see this step's result.", icon=":material/lock:")
+        if not slide:  # on a slide the question box says as much, in the height it has
+            _unknown("Check your prediction to see this step's result.")
         return False
     if held:
-        st.info("The class is answering: the result shows after Reveal.", icon=":material/lock:")
+        _unknown("The result shows after the class answers and you press Reveal.")
         return False
     if section.finding:
         st.markdown(section.finding)
@@ -182,6 +196,14 @@ def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> boo
         formula(latex)
     _numbers(section, slide)
     return True
+
+
+def _unknown(then: str) -> None:
+    """The box that stands for the value a question asks for, until it is answered."""
+    st.html(
+        '<div class="lnlab-unknown" role="note"><span aria-hidden="true">?</span>'
+        f"<p>{then}</p></div>"
+    )
 
 
 def _beside_and_below(
@@ -249,13 +271,17 @@ def _lesson_fragment(
 ) -> None:
     pace(fragment=True)
     rerun_if_asked()
+    teacher_active()  # a teacher moving through the slides keeps their class open
     lesson = build()
     count = len(lesson.sections)
     ss = st.session_state
     ss[slide_key] = _clamped(ss.get(slide_key, 0), count)
+    if ss.pop(FIRST_QUESTION_KEY, False):  # from the Class page: its first question's slide
+        ss[slide_key] = first_live_question(lesson.sections, page)
+        ss[f"_link_arrival_{page}"] = None  # the URL names that slide (ui.links.share_link)
     slide = presenting()
     show_all = not slide and bool(ss.get(f"{page}_all", False))
-    _navigation(lesson, page, slide_key, show_all)
+    nav = _navigation(lesson, page, slide_key, show_all)
     if lesson.context:
         st.markdown(lesson.context)
     quiz = bool(quiz_key and ss.get(quiz_key, False))
@@ -266,17 +292,13 @@ def _lesson_fragment(
     for k in shown:
         section = lesson.sections[k]
         control = controls.get(section.key)
-        # while this session teaches a live class: the question's panel, the result held
-        teach = section.question is not None and not show_all and teaching() is not None
-        show_section(
-            section,
-            number=k + 1,
-            control=control,
-            quiz=quiz,
-            place=place,
-            live=partial(teacher_panel, section.question, page) if teach else None,
-            held=teach and awaiting_reveal(section.question),
-        )
+        # while this session teaches a live class: ask, answer, reveal
+        asks = section.question is not None and not show_all
+        live = live_slide(section.question, page) if asks else None
+        if live is not None and live.stage == REVEALED:
+            with nav:  # beside the slide number: the slide below needs all its height
+                live.panel()
+        show_section(section, number=k + 1, control=control, quiz=quiz, place=place, live=live)
     share_link(page, fields)
 
 
@@ -287,9 +309,12 @@ def _clamped(value: object, count: int) -> int:
         return 0
 
 
-def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> None:
+def _navigation(
+    lesson: Lesson, page: str, slide_key: str, show_all: bool
+) -> st.delta_generator.DeltaGenerator:
     """Previous and Next (← →, and PageUp/PageDown as presentation clickers send), the slide
-    number, and off-slide a chooser of every section and a switch to show them all."""
+    number, and off-slide a chooser of every section and a switch to show them all. Returns
+    the row, which a live class's answer joins after the reveal."""
     ss = st.session_state
     count = len(lesson.sections)
     at = ss[slide_key]
@@ -310,7 +335,7 @@ def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> No
             )
     if presenting():
         nav.markdown(f"**Slide {at + 1} of {count}** · {lesson.title}")
-        return
+        return nav
     titles = [s.title for s in lesson.sections]
     nav.selectbox(
         "Section",
@@ -323,6 +348,7 @@ def _navigation(lesson: Lesson, page: str, slide_key: str, show_all: bool) -> No
         persist_state=KEEP,
     )
     nav.toggle("Show every section", key=f"{page}_all", persist_state=KEEP)
+    return nav
 
 
 def _step(key: str, delta: int, count: int) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from lnlab.ui import classroom, icons
+from lnlab.ui import claims, classroom, icons
 from lnlab.ui.inputs import check_text_sizes
 from lnlab.ui.quiz import sidebar_score
 from lnlab.ui.rerun import pace
@@ -132,8 +132,10 @@ def page_setup(title: str) -> None:
     except StreamlitPageNotFoundError:
         pass  # a page run on its own (`streamlit run pages/x.py`) has no app to link to
     st.sidebar.divider()
+    claims.referrer_policy()
     classroom.take_link()
     classroom.keep_in_url()
+    classroom.sidebar_start()
     _presenter_switch()
     _figure_format_choice()
     sidebar_score()

@@ -73,6 +73,46 @@ def return_large_blocks() -> bool:
         return False
 
 
+class NoReferrer:
+    """ASGI middleware: every HTTP response says `Referrer-Policy: no-referrer`."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"referrer-policy", b"no-referrer"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def no_referrer() -> None:
+    """Every response of the server says `Referrer-Policy: no-referrer`: no request a page
+    makes carries its address (a teacher link's secret, a class code) to anyone, from the
+    first script the page loads (a proxy in front may say the same). Streamlit 1.67 serves
+    through Starlette: its middleware list gets one more."""
+    from starlette.middleware import Middleware
+    from streamlit.web.server.starlette import starlette_app
+
+    original = starlette_app.create_streamlit_middleware
+    if getattr(original, "lnlab_no_referrer", False):
+        return
+
+    def middleware() -> list[Middleware]:
+        return [*original(), Middleware(NoReferrer)]
+
+    middleware.lnlab_no_referrer = True  # type: ignore[attr-defined]
+    starlette_app.create_streamlit_middleware = middleware
+
+
 def main(argv: list[str]) -> int:
     """Warm, make the server mark the links it drops and return large freed blocks, then run
     `streamlit run app.py <argv>`."""
@@ -82,6 +122,7 @@ def main(argv: list[str]) -> int:
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
+    no_referrer()
     return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
     failover.install()  # a visitor moved here from another process: its first click works

@@ -17,6 +17,10 @@ BASE_CSS = """
 .lnlab-table th:first-child, .lnlab-table td.label { text-align: left; }
 .lnlab-table td.pad { color: #888; }
 .lnlab-formula p { line-height: 2.4; margin-bottom: 0.2rem; }
+/* a formula with fractions under one whose fractions have subscripts (x_i / sigma_eps): the
+   upper denominator clears the lower numerator */
+[data-testid="stElementContainer"]:has(.lnlab-formula .mfrac .msupsub)
+  + [data-testid="stElementContainer"]:has(.lnlab-formula .mfrac) { margin-top: 0.9rem; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
 .lnlab-join { text-align: center; font-size: 1.25rem; overflow-wrap: anywhere; }
 .lnlab-code {
@@ -24,8 +28,30 @@ BASE_CSS = """
 }
 .lnlab-qr-box { display: flex; justify-content: center; }
 .lnlab-qr { width: min(100%, 62vh); height: auto; }
-.st-key-live_options button { min-height: 3.6rem; }
-.st-key-live_options button p { font-size: 1.35rem; }
+.st-key-live_options button { min-height: 3.6rem; justify-content: flex-start; }
+.st-key-live_options button p { font-size: 1.35rem; text-align: left; }
+/* the value a question asks for, until it is answered (lnlab.ui.lesson) */
+.lnlab-unknown { display: flex; align-items: center; gap: 0.8rem; margin: 0.2rem 0; }
+.lnlab-unknown span {
+  font: 700 1.6rem/1 ui-monospace, monospace; border: 2px dashed currentColor;
+  border-radius: 0.4rem; padding: 0.25rem 0.7rem;
+}
+.lnlab-unknown p { margin: 0; }
+/* a live class's question on the projector: read from the back of the room */
+.lnlab-live-prompt { font-size: 2rem; font-weight: 600; line-height: 1.25; margin: 0.2rem 0; }
+.lnlab-live-options { list-style: none; padding: 0; margin: 0.3rem 0; font-size: 1.75rem; }
+.lnlab-live-options li { margin: 0.3rem 0; }
+.lnlab-live-options b {
+  display: inline-block; min-width: 2.4rem; text-align: center; margin-right: 0.8rem;
+  border: 2px solid currentColor; border-radius: 50%;
+}
+.lnlab-live-count { font-size: 1.6rem; margin: 0; }
+.lnlab-copy button { font: inherit; padding: 0.4rem 0.8rem; border-radius: 0.5rem;
+  border: 1px solid rgba(128,128,128,0.5); background: transparent; cursor: pointer; }
+.lnlab-copy span { margin-left: 0.6rem; }
+@media (max-width: 640px) {  /* phones: every choice a tap target of 44 px or more */
+  [role="radiogroup"] label { min-height: 44px; align-items: center; }
+}
 /* a slider's invisible range input sits at its thumb and runs past a phone's edge */
 [data-testid="stSlider"] input[type="range"] { max-width: 1.5rem; }
 </style>

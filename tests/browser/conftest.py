@@ -206,9 +206,13 @@ class StreamlitServer:
                 self.process.wait(timeout=10)
 
 
-def start_server(log_dir: Path) -> StreamlitServer:
-    """Start the app on a free port and return once its health endpoint answers "ok"."""
-    port = free_port()
+def start_server(
+    log_dir: Path, port: int | None = None, env: dict[str, str] | None = None
+) -> StreamlitServer:
+    """Start the app on `port` (a free one by default), with `env` added to its environment,
+    and return once its health endpoint answers "ok". The same folder and port again: the
+    same class database (a restart)."""
+    port = port or free_port()
     log_path = log_dir / f"streamlit-{port}.log"
     command = [  # as `make run` starts it
         sys.executable,
@@ -226,8 +230,8 @@ def start_server(log_dir: Path) -> StreamlitServer:
         "none",
     ]
     # the live classes go to a database of this server's own, not the repository's
-    env = os.environ | {URL_ENV: f"sqlite:///{log_dir / f'classes-{port}.db'}"}
-    with log_path.open("wb") as log:
+    env = os.environ | {URL_ENV: f"sqlite:///{log_dir / f'classes-{port}.db'}"} | (env or {})
+    with log_path.open("ab") as log:  # a restart adds to it
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     server = StreamlitServer(process, port, log_path)
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S

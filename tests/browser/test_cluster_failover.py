@@ -2,7 +2,8 @@
 browser reconnects by itself and HAProxy sends it to the other process. Streamlit's browser
 asks for no run on reconnecting: the student's next click on Next runs the whole page there
 (lnlab.ui.failover), which reopens the link: the same example on the same section, no error
-box; the click after that moves on. About 15 s (two servers start)."""
+box; the click after that moves on. A teacher's process killed with a question asked: the
+class comes back by itself. About 15 s each (two servers start)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, expect
 
+from lnlab.classroom.store import ClassStore
 from lnlab.serving.cluster import Cluster, free_port
 
-from .conftest import assert_no_problems, expect_rerun, new_app_page, wait_for_app
+from .conftest import (
+    assert_no_problems,
+    expect_rerun,
+    new_app_page,
+    runs_finished,
+    wait_for_app,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -65,4 +73,51 @@ def test_killed_process_the_browser_reconnects_with_its_example(browser: Browser
         assert page.locator("h3").first.inner_text().startswith("3. ")
         assert_no_problems(page)
     finally:
+        page.context.close()
+
+
+def test_killed_teacher_process_the_class_comes_back_as_it_was(browser: Browser, cluster):
+    """The teacher's process dies with a question asked: the browser reconnects to the other
+    process, whose first poll runs the page; the browser's claim (a cookie) brings the teacher
+    back into the same class, on the same question, with the count intact, with no click."""
+    page = new_app_page(browser, {"width": 1024, "height": 768})
+    classes = ClassStore()  # the database every process of the cluster shares
+    try:
+        page.goto(cluster.url + "/class")
+        wait_for_app(page, 120_000)  # a new process's first page, on two busy cores
+        with expect_rerun(page):
+            page.locator(".st-key-live_start button").click()
+        code = page.locator(".lnlab-code").inner_text().replace("-", "")
+        with expect_rerun(page):
+            page.get_by_role("button", name="Step through one token").click()
+        with expect_rerun(page):
+            page.locator('[class*="st-key-live_ask_"] button').click()
+        posed = classes.current(code)
+        student = classes.join(code, browser="a-phone-in-the-room")
+        classes.answer(code, student, posed.question.qid, posed.question.options[0].text)
+        expect(page.locator(".lnlab-live-count")).to_contain_text("1 of 1", timeout=15_000)
+        before = _server(page)
+        killed = time.monotonic()
+        cluster.kill(int(before.removeprefix("app")), signal.SIGKILL)
+        deadline = time.monotonic() + RECONNECT_S
+        while _server(page) == before:
+            assert time.monotonic() < deadline, "the browser did not reconnect"
+            page.wait_for_timeout(100)
+        # no click: the poll runs the page on the new process (a run ends: the old is dead)
+        ran = runs_finished(page)
+        page.wait_for_function("n => window.__lnlabRunsFinished > n", arg=ran, polling=100)
+        wait_for_app(page)
+        expect(page.locator(".lnlab-live-prompt")).to_have_text(posed.question.prompt)
+        expect(page.locator(".lnlab-live-count")).to_contain_text("1 of 1", timeout=15_000)
+        # a measurement, not a check: README's "Live class"
+        print(f"the teacher's page ran on the other process {time.monotonic() - killed:.1f} s")
+        expect(page.locator("[data-testid='stMain']")).to_contain_text(
+            f"code {code[:3]}-{code[3:6]}-{code[6:]}"
+        )
+        page.locator('[class*="st-key-live_reveal_"] button').click()
+        expect(page.locator("[role='dialog']")).to_be_visible(timeout=15_000)
+        assert classes.current(code).revealed
+        assert_no_problems(page)
+    finally:
+        classes.close()
         page.context.close()

@@ -1,24 +1,31 @@
 """The Class page and the teacher's panel, as a teacher and students meet them (AppTest).
 
 Each AppTest is one browser session: the teacher's, and one per student. They share the
-process's class store, here a fresh SQLite file per test.
+process's class store, here a fresh SQLite file per test. AppTest sends no cookies: a test
+gives a session the cookies a browser would have sent by putting them where the page keeps
+what it wrote (lnlab.ui.claims), so "the same browser, a new session" is a reload.
 """
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from helpers import downloaded, page_test, record_downloads
 
+from lnlab.classroom import store as store_module
 from lnlab.classroom.asking import live_question
 from lnlab.classroom.links import StudentLink, TeacherLink
-from lnlab.classroom.store import display_code
+from lnlab.classroom.store import ClassStore, Limits, display_code
+from lnlab.serving.cluster import free_port
+from lnlab.ui import claims
 from lnlab.ui.classroom import STUDENT_KEY, TEACHER_KEY
 
 from .test_asking import QUESTION
 
 PAGE = "pages/class.py"
+PHONE = "a-phone-browser-id-0001"
 
 
 def _texts(at) -> str:
@@ -35,8 +42,17 @@ def _teacher(classes) -> TeacherLink:
     return TeacherLink(new.code, new.teacher_secret)
 
 
-def _student(code: str, **query) -> object:
-    at = page_test(PAGE, {"join": code, **query}).run()
+def _browser(at, browser: str = PHONE, teacher: TeacherLink | None = None):
+    """The session of a browser that sent these cookies when it opened the page."""
+    cookies = {claims.BROWSER_COOKIE: browser}
+    if teacher is not None:
+        cookies[claims.TEACHER_COOKIE] = f"{teacher.code}.{teacher.secret}"
+    at.session_state["_lnlab_cookies"] = cookies
+    return at
+
+
+def _student(code: str, browser: str = PHONE, **query) -> object:
+    at = _browser(page_test(PAGE, {"join": code, **query}), browser).run()
     assert not at.exception
     return at
 
@@ -50,7 +66,27 @@ def test_start_a_class_shows_the_code_link_and_qr(classes):
     assert f"/class?join={teacher.code}" in shown
     assert 'class="lnlab-qr"' in shown
     assert "teacher" not in at.query_params  # the secret stays out of the address bar
+    # and off the screen: only the copy button's data and the cookie's script hold it
+    unseen = re.sub(r"<script>.*?</script>", "", shown, flags=re.S)
+    assert unseen.count(teacher.secret) == unseen.count(f'teacher={teacher.secret}">Copy') == 1
     assert classes.check_code(teacher.code).students == 0
+    written = at.session_state["_lnlab_cookies"]  # the browser keeps the claim
+    assert written[claims.TEACHER_COOKIE] == f"{teacher.code}.{teacher.secret}"
+
+
+def test_a_reload_a_new_tab_or_the_page_by_its_address_brings_the_teacher_back(classes):
+    teacher = _teacher(classes)
+    for path in (PAGE, "pages/step_through.py"):  # any page, opened by its address
+        at = _browser(page_test(path), "the-teachers-laptop-01", teacher).run()
+        assert not at.exception
+        assert at.session_state[TEACHER_KEY] == teacher
+    at = _browser(page_test(PAGE), "the-teachers-laptop-01", teacher).run()
+    assert display_code(teacher.code) in _texts(at)
+    classes.end_class(teacher.code, teacher.secret)
+    at = _browser(page_test(PAGE), "the-teachers-laptop-01", teacher).run()
+    assert TEACHER_KEY not in at.session_state
+    assert "its teacher ended it" in at.info[0].value
+    assert at.session_state["_lnlab_cookies"][claims.TEACHER_COOKIE] is None  # claim dropped
 
 
 @pytest.mark.parametrize(
@@ -67,7 +103,7 @@ def test_joining_with_a_bad_code_says_why(classes, typed, message):
     at.text_input(key="live_code").input(typed)
     at.button(key="live_join").click().run()
     assert not at.exception
-    assert message in at.error[0].value.replace("\\", "")
+    assert message.lower() in at.error[0].value.replace("\\", "").lower()
     assert STUDENT_KEY not in at.session_state
 
 
@@ -102,12 +138,13 @@ def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classe
     student.text_input(key="live_nickname").input("<b>Ada</b>")
     student.button(key="live_join").click().run()
     me = student.session_state[STUDENT_KEY]
-    assert student.query_params["me"] == me.me  # the URL keeps the student
+    assert dict(student.query_params) == {"join": me.code}  # no student id in the link
     assert "Waiting for the teacher" in _texts(student)
 
     classes.pose(teacher.code, teacher.secret, live)
     student.run()
     right = next(i for i, o in enumerate(live.options) if o.correct)
+    assert student.button(key=f"live_opt_{live.qid}_{right}").label.startswith(f"{right + 1}")
     student.button(key=f"live_opt_{live.qid}_{right}").click().run()
     assert "Waiting for the reveal" in _texts(student)
     assert classes.tally(teacher.code, teacher.secret, live.qid).answered == 1
@@ -119,25 +156,55 @@ def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classe
 
     student.switch_page("pages/padding.py").run()  # a page switch keeps the class in the URL
     assert not student.exception
-    assert (student.query_params["join"], student.query_params["me"]) == (me.code, me.me)
+    assert dict(student.query_params).get("join") == me.code
     student.switch_page(PAGE).run()
     assert student.metric[0].value == "1 / 1"
 
-    again = _student(teacher.code, me=me.me)  # a reload: a new session, the same link
+    again = _student(teacher.code)  # a reload: a new session of the same browser
+    assert again.session_state[STUDENT_KEY] == StudentLink(teacher.code, me.me)
+    assert again.metric[0].value == "1 / 1"
+    again.button(key="live_leave").click().run()  # asks first
+    again.button(key="live_leave_confirm").click().run()
+    assert STUDENT_KEY not in again.session_state and "join" not in again.query_params
+    again.text_input(key="live_code").input(teacher.code)
+    again.button(key="live_join").click().run()  # the same phone rejoining: the same student
     assert again.session_state[STUDENT_KEY] == StudentLink(teacher.code, me.me)
     assert again.metric[0].value == "1 / 1"
     assert classes.check_code(teacher.code).students == 1
-    again.button(key="live_leave").click().run()
-    assert STUDENT_KEY not in again.session_state and "me" not in again.query_params
-    assert again.button(key="live_join")  # the join form again
+
+    other = _student(teacher.code, "another-phone-browser-02")  # the same link, another phone
+    assert STUDENT_KEY not in other.session_state  # joins as someone new, if they press Join
+
+
+def test_a_made_up_or_someone_elses_student_id_gets_a_message(classes):
+    teacher = _teacher(classes)
+    theirs = classes.join(teacher.code, browser="someone-elses-browser")
+    for me in ("made-up-student-id", theirs):
+        at = _student(teacher.code, me=me)
+        assert "not this device's" in at.warning[0].value
+        assert STUDENT_KEY not in at.session_state
+        assert "me" not in at.query_params
+    assert classes.check_code(teacher.code).students == 1  # nobody joined silently
+
+
+def test_after_reveal_a_late_answer_is_refused_with_a_message(classes):
+    teacher = _teacher(classes)
+    live = live_question(QUESTION, "step_through")
+    classes.pose(teacher.code, teacher.secret, live)
+    classes.join(teacher.code, browser=PHONE)
+    at = _student(teacher.code)
+    classes.reveal(teacher.code, teacher.secret, live.qid)
+    at.button(key=f"live_opt_{live.qid}_0").click().run()  # tapped before the page knew
+    assert "answers to this question are closed" in at.error[0].value
+    assert classes.tally(teacher.code, teacher.secret, live.qid).answered == 0
 
 
 def test_a_wrong_answer_gets_its_misconception_named(classes):
     teacher = _teacher(classes)
     live = live_question(QUESTION, "step_through")
     classes.pose(teacher.code, teacher.secret, live)
-    me = classes.join(teacher.code)
-    at = _student(teacher.code, me=me)
+    classes.join(teacher.code, browser=PHONE)
+    at = _student(teacher.code)
     k = next(i for i, o in enumerate(live.options) if o.group == "d_minus_1")
     at.button(key=f"live_opt_{live.qid}_{k}").click().run()
     classes.reveal(teacher.code, teacher.secret, live.qid)
@@ -155,46 +222,71 @@ def test_the_teacher_page_counts_reveals_and_downloads(classes, monkeypatch):
     assert "No question asked yet" in _texts(at)
     live = live_question(QUESTION, "step_through")
     classes.pose(teacher.code, teacher.secret, live)
-    for k, nickname in enumerate(("<i>Bo</i>", "", "")):
-        me = classes.join(teacher.code, nickname=nickname)
-        classes.answer(teacher.code, me, live.qid, live.options[k].text)
+    for k, nickname in enumerate(("<i>Bo</i>", "", "https://evil.example")):
+        me = classes.join(teacher.code, nickname=nickname, browser=f"browser-{k}")
+        classes.answer(teacher.code, me, live.qid, live.options[k % len(live.options)].text)
     at.run()
     shown = _texts(at)
     assert "**3 of 3** answered" in shown
-    assert "\\<i\\>Bo\\</i\\>" in shown and "2 without a nickname" in shown  # escaped
-    (chart,) = at.get("plotly_chart")
-    assert '"x":[1,1,1]' in chart.proto.spec.replace(" ", "")
+    assert not at.get("plotly_chart")  # no distribution before Reveal
+    roster = next(h.proto.body for h in at.get("html") if "lnlab-roster" in h.proto.body)
+    assert "&lt;i&gt;Bo&lt;/i&gt;" in roster and "1 without a nickname" in roster
+    assert "<a " not in roster and "https://evil.example" in roster  # plain text, no link
     at.button(key=f"live_reveal_{live.qid}").click().run()
     assert classes.current(teacher.code).revealed
+    (chart,) = at.get("plotly_chart")
+    assert '"x":[1,1,1]' in chart.proto.spec.replace(" ", "")
     csv = downloaded(at, "live_counts_csv", files)
     assert csv.splitlines()[0] == "question,prompt,group,answer,count"
     assert len(csv.splitlines()) == 1 + len(live.options)
 
 
-def test_ask_the_class_from_a_lesson_slide(classes):
+def test_end_class_asks_first_and_ends_it_for_everyone(classes):
+    teacher = _teacher(classes)
+    at = _browser(page_test(PAGE), "the-teachers-laptop-01", teacher).run()
+    at.button(key="live_end").click().run()
+    assert classes.check_code(teacher.code)  # nothing ended before the confirmation
+    at.button(key="live_end_confirm").click().run()
+    assert not at.exception
+    assert TEACHER_KEY not in at.session_state
+    assert f"Class {display_code(teacher.code)} has ended" in at.success[0].value
+    assert at.session_state["_lnlab_cookies"][claims.TEACHER_COOKIE] is None
+    student = _student(teacher.code)
+    assert "its teacher ended it" in student.warning[0].value
+
+
+def test_ask_answer_reveal_on_a_lesson_slide(classes):
     teacher = _teacher(classes)
     at = page_test("pages/step_through.py", {"present": "1"}, timeout=120)
     at.session_state[TEACHER_KEY] = teacher
+    at.session_state["_live_first_question"] = True  # as the Class page's lesson buttons do
     at.run()
     assert display_code(teacher.code) in _texts(at)  # the join line on every slide
-    for _ in range(6):  # to the first slide with a question the class can tap
-        asks = [b for b in at.button if b.key and b.key.startswith("live_ask_")]
-        if asks:
-            break
-        at.button(key="step_through_next").click().run()
-    ask = asks[0]
-    ask.click().run()
+    asks = [b for b in at.button if b.key and b.key.startswith("live_ask_")]
+    assert asks, "the lesson did not open at a question the class can tap"
+    before = _texts(at)
+    assert 'class="lnlab-unknown"' in before  # the "?" where the result goes
+    assert not [m for m in at.metric]  # the value asked for is held
+    asks[0].click().run()
     posed = classes.current(teacher.code)
-    assert posed is not None and ask.key == f"live_ask_{posed.question.qid}"
-    assert "The class is answering" in _texts(at)  # the result stays off the projector
+    assert posed is not None and asks[0].key == f"live_ask_{posed.question.qid}"
     assert posed.question.page == "step_through"
-    me = classes.join(teacher.code)
+    asked = _texts(at)
+    assert "lnlab-live-prompt" in asked and "lnlab-live-options" in asked
+    assert "0 of 0</b> answered" in asked
+    assert "Right" not in asked and not at.get("plotly_chart") and not at.metric
+    me = classes.join(teacher.code, browser=PHONE)
     classes.answer(teacher.code, me, posed.question.qid, posed.question.options[0].text)
     at.run()
-    assert "**1 of 1** answered" in _texts(at)
+    assert "1 of 1</b> answered" in _texts(at)
     at.button(key=f"live_reveal_{posed.question.qid}").click().run()
     assert classes.current(teacher.code).revealed
-    assert "The class is answering" not in _texts(at)
+    revealed = _texts(at)
+    answers = at.button(key=f"live_answers_{posed.question.qid}")
+    assert answers.label.startswith("Answer: ") and answers.label.endswith(" of 1 right")
+    assert 'class="lnlab-unknown"' not in revealed
+    assert at.metric  # the slide's result shows
+    assert at.get("plotly_chart")  # the class's answers by group, in the dialog
 
 
 def test_start_a_class_from_presenter_mode(classes):
@@ -204,3 +296,95 @@ def test_start_a_class_from_presenter_mode(classes):
     assert classes.check_code(teacher.code).code == teacher.code
     assert display_code(teacher.code) in _texts(at)  # the join line, and the dialog's card
     assert at.button(key="live_show_join").label == "Show how to join"
+    assert "lnlab-copy-teacher" in _texts(at)  # the teacher link to copy, in the dialog
+
+
+def test_a_limit_reached_gets_a_message_not_a_traceback(classes, monkeypatch, tmp_path):
+    limited = ClassStore(f"sqlite:///{tmp_path / 'limited.db'}", limits=Limits(classes=1))
+    monkeypatch.setattr(store_module, "_default", limited)
+    try:
+        limited.open_class()
+        at = page_test(PAGE).run()
+        at.button(key="live_start").click().run()
+        assert not at.exception
+        assert "already runs 1 classes, its limit" in at.error[0].value
+        assert TEACHER_KEY not in at.session_state
+    finally:
+        limited.close()
+
+
+def test_a_database_that_is_down_gets_a_message_without_details(classes, monkeypatch):
+    teacher = _teacher(classes)
+    port = free_port()
+    monkeypatch.setenv(store_module.URL_ENV, f"postgresql://lnlab@127.0.0.1:{port}/lnlab")
+    store_module._default = None
+    views = {
+        "teacher": _browser(page_test(PAGE), "laptop-browser-000", teacher),
+        "student": page_test(PAGE),
+    }
+    for who, at in views.items():
+        at.run()
+        if who == "student":
+            at.text_input(key="live_code").input(teacher.code)
+            at.button(key="live_join").click().run()
+        assert not at.exception, who
+        shown = _texts(at)
+        assert "database is not answering" in shown, who
+        for detail in (str(port), "127.0.0.1", "psycopg", "Traceback", "/"):
+            assert detail not in " ".join(e.value for e in at.error), (who, detail)
+    store_module._default = classes  # the fixture closes it
+
+
+# --- what a script meets: each limit, through the page, with a message ---------------------
+
+
+@pytest.fixture
+def limited(monkeypatch, tmp_path):
+    """The app's store with small limits, and every visitor at one network address."""
+    opened = ClassStore(
+        f"sqlite:///{tmp_path / 'limited.db'}",
+        limits=Limits(starts_per_address=3, joins_per_address=4, students_per_address=6),
+    )
+    monkeypatch.setattr(store_module, "_default", opened)
+    monkeypatch.setattr(claims, "client_address", lambda: "203.0.113.5")
+    yield opened
+    opened.close()
+
+
+def test_start_end_start_from_one_browser_meets_the_per_address_limit(limited):
+    at = _browser(page_test(PAGE), "one-script-browser-01").run()
+    for _ in range(3):
+        at.button(key="live_start").click().run()
+        assert TEACHER_KEY in at.session_state
+        at.button(key="live_end").click().run()
+        at.button(key="live_end_confirm").click().run()
+        assert TEACHER_KEY not in at.session_state
+    at.button(key="live_start").click().run()
+    assert not at.exception
+    assert "3 classes were started from your network in the last hour" in at.error[0].value
+    assert "try again in 60 minutes" in at.error[0].value
+
+
+def test_one_browser_joining_again_and_again_is_one_student(limited):
+    new = limited.open_class()
+    at = _browser(page_test(PAGE, {"join": new.code}), "one-script-browser-01").run()
+    for k in range(10):
+        at.text_input(key="live_code").input(new.code)
+        at.text_input(key="live_nickname").input(f"fake {k}")
+        at.button(key="live_join").click().run()
+        del at.session_state[STUDENT_KEY]  # as if it left and came back with another name
+        at.run()
+    assert not at.exception and not at.error
+    assert limited.check_code(new.code).students == 1
+    assert limited.roster(new.code, new.teacher_secret) == ["fake 9"]
+
+
+def test_new_browsers_from_one_address_are_stopped_and_told_to_wait(limited):
+    new = limited.open_class()
+    for k in range(5):
+        at = _student(new.code, f"fresh-browser-{k:04d}")
+        at.button(key="live_join").click().run()
+        assert not at.exception
+    assert "4 students joined from your network in the last minute" in at.error[0].value
+    assert "wait a minute and press Join again" in at.error[0].value
+    assert limited.check_code(new.code).students == 4

@@ -20,11 +20,13 @@ from lnlab.classroom.store import (
     CLASS_HOURS,
     CODE_ALPHABET,
     CODE_LENGTH,
+    IDLE_HOURS,
     MIGRATIONS,
     ClassError,
     ClassStore,
     Following,
     Limits,
+    StoreDown,
     display_code,
     new_code,
     normalize_code,
@@ -219,7 +221,8 @@ def test_students_can_read_only_their_own_answer(posed) -> None:
     # No student-facing method takes anything but the caller's own id, or returns others' data.
     student_api = {"check_code", "join", "current", "answer", "my_answer", "score", "follow"}
     teacher_api = {"pose", "reveal", "tally", "roster", "counts_csv", "end_class"}
-    teacher_api |= {"check_teacher"}
+    teacher_api |= {"check_teacher", "keep_open"}
+    student_api |= {"find_student"}
     public = {name for name in vars(ClassStore) if not name.startswith("_")}
     assert public == student_api | teacher_api | {
         "open_class",
@@ -242,7 +245,8 @@ def test_score_counts_revealed_questions_and_survives_a_reload(posed) -> None:
     store.reveal(code, secret, "q2")
     assert store.join(code, student) == student  # a reload keeps the id, so the score
     assert store.score(code, student) == (1, 2)
-    assert store.join(code, "forged-or-stale") != "forged-or-stale"
+    with pytest.raises(ClassError, match="has no such student: join with the class code"):
+        store.join(code, "forged-or-stale")
 
 
 def test_follow_is_current_my_answer_and_score_at_once(store: ClassStore) -> None:
@@ -408,10 +412,14 @@ def test_answers_per_student_cap(db_url: str, clock: Clock) -> None:
 def test_classes_expire_and_are_purged(posed, clock: Clock) -> None:
     store, code, secret = posed
     student = store.join(code)
-    assert store.check_code(code).expires_at == clock.now + CLASS_HOURS * 3600
-    clock.now += CLASS_HOURS * 3600 - 1
+    end = clock.now + CLASS_HOURS * 3600
+    while clock.now + IDLE_HOURS * 3600 < end:  # a teacher active every hour and a half
+        clock.now += 5400
+        store.keep_open(code, secret)
+    assert store.check_code(code).expires_at == end  # never past CLASS_HOURS
+    clock.now = end - 1
     assert store.answer(code, student, "q1", "5")
-    clock.now += 1
+    clock.now = end
     for action in (
         lambda: store.check_code(code),
         lambda: store.join(code),
@@ -419,11 +427,34 @@ def test_classes_expire_and_are_purged(posed, clock: Clock) -> None:
         lambda: store.tally(code, secret, "q1"),
         lambda: store.score(code, student),
     ):
-        with pytest.raises(ClassError, match="has ended"):
+        with pytest.raises(ClassError, match=rf"has ended \(a class lasts {CLASS_HOURS} hours"):
             action()
     store.open_class()  # purges lazily
     with pytest.raises(ClassError, match="there is no class"):
         store.check_code(code)
+
+
+def test_a_class_closes_after_two_idle_hours_and_when_its_teacher_ends_it(posed, clock) -> None:
+    store, code, secret = posed
+    student = store.join(code)
+    clock.now += IDLE_HOURS * 3600 - 1  # students polling and answering are not the teacher
+    assert store.answer(code, student, "q1", "5")
+    store.tally(code, secret, "q1")
+    store.reveal(code, secret, "q1")  # the teacher's action: 2 more hours from now
+    clock.now += IDLE_HOURS * 3600 - 1
+    assert store.follow(code, student).right == 1
+    clock.now += 1
+    with pytest.raises(ClassError, match="no teacher activity for 2 hours"):
+        store.follow(code, student)
+    with pytest.raises(ClassError, match="has ended"):
+        store.keep_open(code, secret)  # too late: the class is closed for everyone
+
+    other = store.open_class()
+    store.join(other.code)
+    store.end_class(other.code, other.teacher_secret)
+    for action in (lambda: store.join(other.code), lambda: store.check_code(other.code)):
+        with pytest.raises(ClassError, match=r"has ended \(its teacher ended it"):
+            action()
 
 
 def test_a_restart_loses_no_class(posed, db_url: str, clock: Clock) -> None:
@@ -606,3 +637,211 @@ def test_sixty_students_on_two_server_processes(posed, db_url: str, tmp_path) ->
     tally = store.tally(code, secret, "q1")
     assert tally.answered == 60
     assert tally.by_group == Counter(groups[chosen[sid]] for sid in ids)
+
+
+# --- answers close on reveal -------------------------------------------------------------------
+
+
+def test_answers_close_when_the_answer_is_revealed(posed) -> None:
+    store, code, secret = posed
+    early, late = store.join(code), store.join(code)
+    assert store.answer(code, early, "q1", "4")
+    store.reveal(code, secret, "q1")
+    with pytest.raises(ClassError, match="revealed the answer, so answers to this question"):
+        store.answer(code, late, "q1", "5")
+    assert store.answer(code, early, "q1", "5") is False  # answered already: nothing new
+    assert store.score(code, late) == (0, 0) and store.score(code, early) == (0, 1)
+    assert store.tally(code, secret, "q1").answered == 1
+
+
+# --- one browser, one student ------------------------------------------------------------------
+
+
+def test_the_same_browser_rejoining_is_the_same_student(posed) -> None:
+    store, code, secret = posed
+    phone = "browser-of-a-phone-0123456789"
+    ann = store.join(code, nickname="Ann", browser=phone, address="10.0.0.7")
+    assert store.find_student(code, phone) == ann
+    assert store.answer(code, ann, "q1", "5")
+    # rejoining (a reload, Leave then Join, another tab) finds the same student and score
+    assert store.join(code, browser=phone, address="10.0.0.7") == ann
+    assert store.join(code, nickname="Annie", browser=phone) == ann
+    assert store.check_code(code).students == 1
+    assert store.roster(code, secret) == ["Annie"]
+    other = store.join(code, browser="another-browser-0123456789")
+    assert other != ann and store.find_student(code, "nobody-0123456789") is None
+    assert store.find_student(code, "") is None
+    assert store.check_code(code).students == 2
+
+
+# --- limits a script meets and a class does not -------------------------------------------------
+
+
+def _limited(db_url: str, clock: Clock, **limits) -> ClassStore:
+    return ClassStore(db_url, clock=clock, limits=Limits(**limits))
+
+
+def test_one_browser_keeps_at_most_three_classes_open(db_url: str, clock: Clock) -> None:
+    store = _limited(db_url, clock)
+    try:
+        opened = [
+            store.open_class(browser="b-0123456789", address=f"10.0.0.{k}") for k in (1, 2, 3)
+        ]
+        with pytest.raises(ClassError, match="already has 3 classes open, the limit: end one"):
+            store.open_class(browser="b-0123456789", address="10.0.0.4")
+        store.open_class(browser="another-0123456789")  # another browser is not held back
+        store.end_class(opened[0].code, opened[0].teacher_secret)
+        store.open_class(browser="b-0123456789")  # an ended class frees its place
+    finally:
+        store.close()
+
+
+def test_class_starts_per_address_per_hour(db_url: str, clock: Clock) -> None:
+    store = _limited(db_url, clock, starts_per_address=5)
+    try:
+        for k in range(5):  # start, end, start, end...: each start counts
+            new = store.open_class(browser=f"fresh-browser-{k:04d}", address="203.0.113.9")
+            store.end_class(new.code, new.teacher_secret)
+            clock.now += 60
+        with pytest.raises(ClassError, match="5 classes were started from your network in the"):
+            store.open_class(address="203.0.113.9")
+        with pytest.raises(ClassError, match="try again in 55 minutes"):
+            store.open_class(address="203.0.113.9")
+        store.open_class(address="198.51.100.1")  # another network is not held back
+        clock.now += 3600 - 4 * 60
+        store.open_class(address="203.0.113.9")  # the oldest start left the hour
+    finally:
+        store.close()
+
+
+def test_a_class_behind_one_router_joins_and_a_script_is_stopped(db_url: str, clock) -> None:
+    store = _limited(db_url, clock)
+    try:
+        new = store.open_class()
+        school = "192.0.2.1"
+        for k in range(60):  # 60 students behind one school router within a minute
+            store.join(new.code, browser=f"phone-{k:04d}-browser", address=school)
+            clock.now += 0.5
+        assert store.check_code(new.code).students == 60
+        # a script (a new browser each time) from one address: the per-minute rate stops it
+        joined = 0
+        with pytest.raises(ClassError, match="90 students joined from your network in the last"):
+            while True:
+                store.join(new.code, browser=f"fake-{joined:05d}-browser", address="198.51.100.7")
+                joined += 1
+        assert joined == 90 - 0  # the school's joins are another address's
+        clock.now += 61
+        with pytest.raises(ClassError, match="120 students have joined this class from your"):
+            while True:
+                store.join(new.code, browser=f"fake-{joined:05d}-browser", address="198.51.100.7")
+                joined += 1
+        assert joined == 120
+        assert store.join(new.code, browser="a-real-student-000", address="192.0.2.99")
+    finally:
+        store.close()
+
+
+def test_the_server_cap_says_when_a_class_closes(db_url: str, clock: Clock) -> None:
+    store = _limited(db_url, clock, classes=2)
+    try:
+        store.open_class()
+        clock.now += 1800
+        store.open_class()
+        with pytest.raises(ClassError, match="already runs 2 classes, its limit; the next one"):
+            store.open_class()
+        with pytest.raises(ClassError, match="closes within 90 minutes"):
+            store.open_class()
+    finally:
+        store.close()
+
+
+# --- the database down, locked or full -----------------------------------------------------------
+
+
+def _no_details(message: str, *details: str) -> None:
+    for detail in ("Traceback", "sqlite", "psycopg", "127.0.0.1", "/", *details):
+        assert detail not in message, (detail, message)
+
+
+def test_a_database_that_is_not_there_gets_a_message_without_details() -> None:
+    from lnlab.serving.cluster import free_port
+
+    port = free_port()
+    with pytest.raises(StoreDown, match="the class's database is not answering") as err:
+        ClassStore(f"postgresql+psycopg://lnlab@127.0.0.1:{port}/nowhere")
+    _no_details(str(err.value), str(port), "nowhere")
+
+
+def test_a_locked_database_says_busy_and_the_class_goes_on(tmp_path, monkeypatch, clock) -> None:
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.2)
+    path = tmp_path / "classes.db"
+    store = ClassStore(f"sqlite:///{path}", clock=clock)
+    try:
+        new = store.open_class()
+        store.pose(new.code, new.teacher_secret, question())
+        ann = store.join(new.code)
+        holder = sa.create_engine(f"sqlite:///{path}")
+        with holder.connect() as conn:
+            conn.exec_driver_sql("BEGIN EXCLUSIVE")  # another process holds the database
+            with pytest.raises(StoreDown, match="the class's database is busy: nothing was stored"):
+                store.answer(new.code, ann, "q1", "5")
+            conn.exec_driver_sql("ROLLBACK")
+        holder.dispose()
+        assert store.my_answer(new.code, ann, "q1") is None  # told "not stored": it was not
+        assert store.answer(new.code, ann, "q1", "5")  # the database is back: the class goes on
+        assert store.tally(new.code, new.teacher_secret, "q1").answered == 1
+    finally:
+        store.close()
+
+
+def test_a_full_disk_says_so_and_nothing_is_lost(tmp_path, clock) -> None:
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.db'}", clock=clock)
+    try:
+        new = store.open_class()
+        store.pose(new.code, new.teacher_secret, question())
+        ids = [store.join(new.code) for _ in range(3)]
+        store.answer(new.code, ids[0], "q1", "5")
+        full = {"on": True}
+
+        @sa.event.listens_for(store._db.engine, "begin")
+        def _full(conn) -> None:  # SQLite's own "disk full", at the file's present size
+            pages = conn.exec_driver_sql("PRAGMA page_count").scalar()
+            conn.exec_driver_sql(f"PRAGMA max_page_count={pages if full['on'] else 2**30}")
+
+        message = ""
+        for _ in range(200):  # until a write needs a new page
+            try:
+                store.join(new.code, nickname="x" * 20)
+            except StoreDown as err:
+                message = str(err)
+                break
+        assert "has no space left" in message, message
+        _no_details(message)
+        full["on"] = False
+        assert store.answer(new.code, ids[1], "q1", "4")
+        tally = store.tally(new.code, new.teacher_secret, "q1")
+        assert tally.answered == 2 and tally.by_group["right"] == 1
+    finally:
+        store.close()
+
+
+def test_postgresql_dropping_its_connections_loses_nothing(postgres_url: str, clock) -> None:
+    """A database restart drops every connection: the next call reconnects (pre-ping)."""
+    import psycopg
+
+    url = db.schema_url(postgres_url)
+    store = ClassStore(url, clock=clock)
+    try:
+        new = store.open_class()
+        store.pose(new.code, new.teacher_secret, question())
+        ann = store.join(new.code)
+        conninfo = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
+            )
+        assert store.answer(new.code, ann, "q1", "5")
+        assert store.tally(new.code, new.teacher_secret, "q1").answered == 1
+    finally:
+        store.close()

@@ -35,11 +35,20 @@ def test_after_a_whole_page_run_fragment_requests_pass_unchanged():
     assert session.requests[1].fragment_id == "gone"
 
 
-def test_known_fragments_and_auto_reruns_pass_unchanged():
-    session, rerun = FakeSession({"lesson"}), _patched()
+def test_known_fragments_pass_unchanged():
+    session, rerun = FakeSession({"lesson", "timer"}), _patched()
     rerun(session, ClientState(fragment_id="lesson"))
     rerun(session, ClientState(fragment_id="timer", is_auto_rerun=True))
     assert [s.fragment_id for s in session.requests] == ["lesson", "timer"]
+
+
+def test_a_new_sessions_first_timed_rerun_runs_the_whole_page():
+    """A live class's panel polls (a timed fragment): after a move to another process its
+    first poll rebuilds the page, which finds the class again from the browser's cookies."""
+    session, rerun = FakeSession(), _patched()
+    rerun(session, ClientState(fragment_id="poll", is_auto_rerun=True))
+    rerun(session, ClientState(fragment_id="poll", is_auto_rerun=True))
+    assert [s.fragment_id for s in session.requests] == ["", "poll"]
 
 
 def test_install_patches_once():

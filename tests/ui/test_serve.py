@@ -43,3 +43,28 @@ def test_warm_loads_torch_and_every_module_the_pages_import():
 def test_large_freed_blocks_go_back_to_the_system():
     """On glibc (this project's Debian), mallopt takes the fixed threshold."""
     assert serve.return_large_blocks()
+
+
+def test_every_response_says_no_referrer():
+    """The launcher's middleware adds Referrer-Policy to HTTP responses (a teacher link's
+    secret or a class code never leaves in a Referer) and leaves websockets alone."""
+    import asyncio
+
+    sent: list[dict] = []
+
+    async def app(scope, receive, send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"a", b"b")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def record(message) -> None:
+        sent.append(message)
+
+    asyncio.run(serve.NoReferrer(app)({"type": "http"}, None, record))
+    assert sent[0]["headers"] == [(b"a", b"b"), (b"referrer-policy", b"no-referrer")]
+    assert sent[1]["body"] == b"ok"
+    serve.no_referrer()
+    serve.no_referrer()  # once: the middleware list gets it one time
+    from streamlit.web.server.starlette import starlette_app
+
+    names = [m.cls for m in starlette_app.create_streamlit_middleware()]
+    assert names.count(serve.NoReferrer) == 1

@@ -6,8 +6,12 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
+from lnlab.labs.training.model import VARIANTS
 from lnlab.teach.figures import OKABE_ITO, figure
 
+# Each variant keeps its colour, dash and marker on every chart, whichever variants a run has
+# and whichever of them a chart shows; other series come after them.
+ORDER = tuple(name for name, _, _ in VARIANTS.values())
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "solid", "dash")
 MARKERS = ("circle", "diamond", "square", "x", "triangle-up", "cross", "star", "hexagon")
 
@@ -22,7 +26,7 @@ def lines(
     markers: bool = False,
 ) -> go.Figure:
     """One line per named (x, y) series; colour, dash and marker differ, so no line relies
-    on colour alone."""
+    on colour alone, and a variant's are the same on every chart (ORDER)."""
     data = [
         {
             "type": "scatter",
@@ -30,10 +34,10 @@ def lines(
             "name": name,
             "x": list(x),
             "y": list(y),
-            "line": {"color": OKABE_ITO[i % 7], "dash": DASHES[i % 8], "width": 2},
-            "marker": {"symbol": MARKERS[i % 8], "size": 8},
+            "line": {"color": OKABE_ITO[k % 7], "dash": DASHES[k % 8], "width": 2},
+            "marker": {"symbol": MARKERS[k % 8], "size": 8},
         }
-        for i, (name, (x, y)) in enumerate(series.items())
+        for k, (name, (x, y)) in zip(_styles(list(series)), series.items(), strict=True)
     ]
     layout = {
         "title": {"text": title},
@@ -44,3 +48,15 @@ def lines(
         "height": 420,
     }
     return figure(data, layout)
+
+
+def _styles(names: Sequence[str]) -> list[int]:
+    """Each name's style: a variant's place in ORDER, also for the first series named after
+    it ("post-LN, warm-up"); any other series the next free ones."""
+    chosen: list[int | None] = []
+    for name in names:
+        base = name if name in ORDER else name.split(",")[0]
+        own = ORDER.index(base) if base in ORDER else None
+        chosen.append(own if own not in chosen else None)
+    free = (k for k in range(len(ORDER) + len(names)) if k not in chosen)
+    return [k if k is not None else next(free) for k in chosen]

@@ -33,7 +33,8 @@ def _open(query: dict | None = None) -> AppTest:
 
 
 def _text(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown) + "\n".join(i.value for i in at.info)
+    html = "\n".join(h.proto.body for h in at.get("html"))  # the "?" box, a class's question
+    return "\n".join(m.value for m in at.markdown) + "\n".join(i.value for i in at.info) + html
 
 
 def test_defaults_wait_for_the_train_button() -> None:
@@ -171,7 +172,7 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     assert posed is not None and posed.question.qid == question.qid
     assert posed.question.page == "training"
     assert [o.text for o in posed.question.options] == list(options(question))
-    assert "The class is answering" in _text(at) and "Largest gap" not in _text(at)
+    assert "lnlab-live-prompt" in _text(at) and "Largest gap" not in _text(at)
 
 
 def _predict(at: AppTest, question: Question, misconception: str, finding: str) -> None:

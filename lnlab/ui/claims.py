@@ -1,0 +1,130 @@
+"""What a browser keeps for a live class, in cookies the app sets, and where a visitor comes from.
+
+- `lnlab_browser`: a random id of this browser (a year). The class store counts classes and
+  students per browser by it, and a student is who their browser is: a reload, a new tab or
+  rejoining finds the same student with the same score.
+- `lnlab_teacher`: the class this browser teaches, `CODE.SECRET`, until the class's last
+  possible hour. A reload, a new tab, the Class page opened by its address, a server restart
+  or another process of a cluster all find the teacher's class again from it. The secret
+  never goes into the address bar, a link or a Referer (`Referrer-Policy: no-referrer`).
+
+Streamlit reads the cookies a browser sent when its session opened (st.context.cookies); the
+app writes them with a script in the page (st.html), SameSite=Strict, Secure on https. Within
+a session, what was written lives in session state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+
+import streamlit as st
+
+BROWSER_COOKIE = "lnlab_browser"
+TEACHER_COOKIE = "lnlab_teacher"
+TRUSTED_PROXIES_ENV = "LNLAB_TRUSTED_PROXIES"  # addresses of proxies whose X-Forwarded-For counts
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+_CLAIM = re.compile(r"([2-9A-Z]{9})\.([A-Za-z0-9_-]{8,64})")
+_BROWSER_KEY = "_lnlab_browser"
+_WRITTEN_KEY = "_lnlab_cookies"  # {name: value or None}: what this session wrote
+_AGES_KEY = "_lnlab_cookie_ages"  # {name: Max-Age in seconds}
+YEAR_S = 365 * 24 * 3600
+
+# Every page: no request carries the page's address to anyone (a teacher link's secret, a
+# class code). The launcher sends the same as a header (lnlab.ui.serve).
+REFERRER_META = """<script>
+(() => {
+  if (document.querySelector('meta[name="referrer"]')) return;
+  const meta = document.createElement('meta');
+  meta.name = 'referrer';
+  meta.content = 'no-referrer';
+  document.head.appendChild(meta);
+})();
+</script>"""
+
+
+def _cookie(name: str) -> str | None:
+    """A cookie's value as this session knows it: written here, else sent at its start."""
+    written = st.session_state.get(_WRITTEN_KEY, {})
+    if name in written:
+        return written[name]
+    try:
+        sent = st.context.cookies.get(name)
+    except Exception:  # no request behind this run (AppTest): no cookies
+        return None
+    return sent if isinstance(sent, str) else None
+
+
+def _write(name: str, value: str | None, max_age_s: int = 0) -> None:
+    """Set (or, with None, delete) a cookie in the browser: `write_cookies` puts it in the
+    page (a fragment or a callback cannot draw in the sidebar, a whole-page run can)."""
+    st.session_state.setdefault(_WRITTEN_KEY, {})[name] = value
+    st.session_state.setdefault(_AGES_KEY, {})[name] = max_age_s if value is not None else 0
+
+
+def write_cookies() -> None:
+    """On every whole-page run: a script per cookie this session wrote, unchanged from run to
+    run (the browser keeps the element, so the script runs once per change)."""
+    ages = st.session_state.get(_AGES_KEY, {})
+    for name, value in st.session_state.get(_WRITTEN_KEY, {}).items():
+        attributes = f"; Path=/; SameSite=Strict; Max-Age={ages.get(name, 0)}"
+        cookie = json.dumps(f"{name}={value or ''}{attributes}")
+        st.sidebar.html(
+            f"<script>document.cookie = {cookie} + "
+            "(location.protocol === 'https:' ? '; Secure' : '');</script>",
+            unsafe_allow_javascript=True,
+        )
+
+
+def browser_id() -> str:
+    """This browser's random id: from its cookie, else made now and stored in one. A browser
+    that keeps no cookies gets one per session."""
+    ss = st.session_state
+    if _BROWSER_KEY not in ss:
+        sent = _cookie(BROWSER_COOKIE) or ""
+        ss[_BROWSER_KEY] = sent if _TOKEN.fullmatch(sent) else secrets.token_urlsafe(18)
+        if sent != ss[_BROWSER_KEY]:
+            _write(BROWSER_COOKIE, ss[_BROWSER_KEY], YEAR_S)
+    return ss[_BROWSER_KEY]
+
+
+def teacher_claim() -> tuple[str, str] | None:
+    """(code, secret) of the class this browser teaches, from its cookie, if any."""
+    found = _CLAIM.fullmatch(_cookie(TEACHER_COOKIE) or "")
+    return (found.group(1), found.group(2)) if found else None
+
+
+def keep_teacher_claim(code: str, secret: str, seconds: float) -> None:
+    """This browser teaches `code` for the next `seconds` (the class's last possible hour)."""
+    value = f"{code}.{secret}"
+    if _cookie(TEACHER_COOKIE) != value:
+        _write(TEACHER_COOKIE, value, max(1, int(seconds)))
+
+
+def drop_teacher_claim() -> None:
+    if _cookie(TEACHER_COOKIE) is not None:
+        _write(TEACHER_COOKIE, None)
+
+
+def referrer_policy() -> None:
+    """A page's referrer policy: no-referrer (see REFERRER_META)."""
+    st.sidebar.html(REFERRER_META, unsafe_allow_javascript=True)
+
+
+def client_address() -> str:
+    """The visitor's network address: the connection's, or behind a proxy on this machine (or
+    one named in $LNLAB_TRUSTED_PROXIES) the address the proxy saw, the last X-Forwarded-For
+    entry. "" when unknown."""
+    try:
+        direct = st.context.ip_address or ""
+        forwarded = st.context.headers.get("X-Forwarded-For", "")
+    except Exception:  # no request behind this run (AppTest)
+        return ""
+    direct = direct if isinstance(direct, str) else ""
+    forwarded = forwarded if isinstance(forwarded, str) else ""
+    trusted = {a.strip() for a in os.environ.get(TRUSTED_PROXIES_ENV, "").split(",") if a.strip()}
+    if forwarded and (not direct or direct in trusted):  # no direct address: loopback
+        return forwarded.split(",")[-1].strip()[:64]
+    return direct[:64]
