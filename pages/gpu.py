@@ -28,7 +28,7 @@ from lnlab.labs.gpu.traffic import ITEMSIZE
 from lnlab.teach.links import Field, Param
 from lnlab.teach.markdown import plain
 from lnlab.teach.presets import TOKEN_PRESETS, token_preset
-from lnlab.ui.line import remember_visitor, worker_notice
+from lnlab.ui.line import worker_notice
 
 PAGE = "gpu"
 KEEP = ui.KEEP
@@ -239,7 +239,6 @@ def _exports() -> None:
 ui.page_setup(slides.TITLE)
 ui.open_link(PAGE, FIELDS)
 _init_state()
-remember_visitor()
 worker_notice()
 devices = _devices()
 names = {d.name: d.label for d in devices}

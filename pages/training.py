@@ -20,7 +20,7 @@ from lnlab.labs.training.model import VARIANTS
 from lnlab.labs.training.worker import LAB
 from lnlab.teach.links import Field, Param
 from lnlab.teach.markdown import plain
-from lnlab.ui.line import remember_visitor, worker_notice
+from lnlab.ui.line import worker_notice
 from lnlab.ui.training import train
 
 PAGE = "training"
@@ -188,7 +188,6 @@ def _exports() -> None:
 ui.page_setup(slides.TITLE)
 ui.open_link(PAGE, FIELDS)
 _init_state()
-remember_visitor()
 worker_notice()
 if not ui.presenting():
     st.title(slides.TITLE)

@@ -1,8 +1,9 @@
 """What a browser keeps for a live class, in cookies the app sets, and where a visitor comes from.
 
-- `lnlab_browser`: a random id of this browser (a year). The class store counts classes and
-  students per browser by it, and a student is who their browser is: a reload, a new tab or
-  rejoining finds the same student with the same score.
+- `lnlab_browser`: a random id of this browser, kept for a day (as long as a class can last).
+  The class store counts classes and students per browser by it, a student is who their
+  browser is (a reload, a new tab or rejoining finds the same student with the same score), and
+  the heavy-work line gives a browser one place, whatever its tabs (lnlab.ui.line).
 - `lnlab_teacher`: the class this browser teaches, `CODE.SECRET`, until the class's last
   possible hour. A reload, a new tab, the Class page opened by its address, a server restart
   or another process of a cluster all find the teacher's class again from it. The secret
@@ -30,7 +31,7 @@ _CLAIM = re.compile(r"([2-9A-Z]{9})\.([A-Za-z0-9_-]{8,64})")
 _BROWSER_KEY = "_lnlab_browser"
 _WRITTEN_KEY = "_lnlab_cookies"  # {name: value or None}: what this session wrote
 _AGES_KEY = "_lnlab_cookie_ages"  # {name: Max-Age in seconds}
-YEAR_S = 365 * 24 * 3600
+DAY_S = 24 * 3600  # the browser id's life: a class lasts at most CLASS_HOURS = 24
 
 # Every page: no request carries the page's address to anyone (a teacher link's secret, a
 # class code). The launcher sends the same as a header (lnlab.ui.serve).
@@ -86,7 +87,7 @@ def browser_id() -> str:
         sent = _cookie(BROWSER_COOKIE) or ""
         ss[_BROWSER_KEY] = sent if _TOKEN.fullmatch(sent) else secrets.token_urlsafe(18)
         if sent != ss[_BROWSER_KEY]:
-            _write(BROWSER_COOKIE, ss[_BROWSER_KEY], YEAR_S)
+            _write(BROWSER_COOKIE, ss[_BROWSER_KEY], DAY_S)
     return ss[_BROWSER_KEY]
 
 

@@ -2,56 +2,26 @@
 
 Shared by the pages whose runs wait in that line: the GPU page's benchmark, the training lab.
 
-The line's owner is the visitor's browser, not the tab (a Streamlit session is a tab): a
-random id in the cookie COOKIE, which the first tab that needs it sets, so that every tab
-the browser opens afterwards sends it and shares its one place in line. A browser that sends
-no cookie (cookies off, or the first tab, which sets it) is its session. The id is random and
-says nothing about the visitor; the cookie lasts until the browser closes.
+The line's owner is the visitor's browser, not the tab (a Streamlit session is a tab): the
+browser's random id (lnlab.ui.claims.browser_id, the cookie every page sets), so that every tab
+the browser opens shares its one place in line. A browser that keeps no cookies is its session.
 """
 
 from __future__ import annotations
 
-import re
 import time
-import uuid
 
 import streamlit as st
 
 from lnlab.serving import worker
 from lnlab.serving.heavy_work import ordinal, waiting_text
 from lnlab.teach.markdown import plain
-
-COOKIE = "lnlab_visitor"
-_ID = re.compile(r"[0-9a-f]{32}")
-_VISITOR = "_lnlab_visitor"
-_COOKIE_SET = "_lnlab_visitor_cookie_set"
-_SET_COOKIE_JS = (
-    "<script>document.cookie = '{name}={value}; path=/; SameSite=Strict'"
-    " + (location.protocol === 'https:' ? '; Secure' : '');</script>"
-)
-
-
-def sent_visitor() -> str:
-    """The visitor id the browser sent in its cookie (when it is one of ours), else ""."""
-    value = st.context.cookies.get(COOKIE)
-    return value if isinstance(value, str) and _ID.fullmatch(value) else ""
+from lnlab.ui.claims import browser_id
 
 
 def visitor() -> str:
-    """The owner name of this browser in the line: the id its cookie sent, else this session's
-    own random id (kept in session state)."""
-    return st.session_state.setdefault(_VISITOR, sent_visitor() or uuid.uuid4().hex)
-
-
-def remember_visitor() -> None:
-    """Have the browser keep this session's visitor id in its cookie, once per session, when
-    it did not send it: the browser's later tabs then share this tab's place in line."""
-    if sent_visitor() == visitor() or st.session_state.get(_COOKIE_SET):
-        return
-    st.session_state[_COOKIE_SET] = True
-    st.sidebar.html(
-        _SET_COOKIE_JS.format(name=COOKIE, value=visitor()), unsafe_allow_javascript=True
-    )
+    """The owner name of this browser in the line: its browser id."""
+    return browser_id()
 
 
 def worker_notice() -> None:

@@ -17,7 +17,7 @@ from lnlab.labs.training.worker import LAB
 from lnlab.teach.markdown import plain
 from lnlab.teach.misconceptions import MISCONCEPTIONS
 from lnlab.teach.quiz import RIGHT, Question, diagnose, options
-from lnlab.ui import line
+from lnlab.ui import claims, line
 from lnlab.ui.classroom import TEACHER_KEY
 
 PAGE = "pages/training.py"
@@ -74,7 +74,8 @@ def test_a_second_tab_of_the_same_browser_gets_no_second_place(monkeypatch) -> N
     """One browser (one cookie) whose first tab holds the front of the heavy-work line: its
     second tab pressing Train is told why it gets no place, and trains nothing."""
     browser = "fedcba9876543210fedcba9876543210"
-    monkeypatch.setattr(line.st.context.__class__, "cookies", {line.COOKIE: browser}, raising=False)
+    cookies = {claims.BROWSER_COOKIE: browser}
+    monkeypatch.setattr(line.st.context.__class__, "cookies", cookies, raising=False)
     at = _open(TINY_LINK)
     started = LAB.runs_started
     with front_of_line_held(browser):  # the first tab's run
