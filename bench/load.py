@@ -66,7 +66,7 @@ RECONNECT_PAUSE_S = 0.5
 SEED = 1
 # Every simulated student comes from 127.0.0.1, as a class behind one NAT address would:
 # HAProxy's per-address limits are raised out of the way (tests/serving/test_cluster.py tests them).
-UNLIMITED = haproxy.Limits(10**6, 10**6, 10**6)
+UNLIMITED = haproxy.UNLIMITED
 ERRORS = (WrongPage, ConnectionClosed, InvalidStatus, TimeoutError, OSError)
 
 

@@ -351,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--requests-per-10s",
         type=int,
         default=defaults.requests_per_10s,
-        help=f"per client address, then 429 ({defaults.requests_per_10s}; raise for a NAT)",
+        help=f"requests per client address, then 429 ({defaults.requests_per_10s})",
     )
     parser.add_argument(
         "--connections-per-10s",
@@ -365,11 +365,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=defaults.max_open_per_client,
         help=f"open connections per client address ({defaults.max_open_per_client})",
     )
+    parser.add_argument(
+        "--websockets-per-10s",
+        type=int,
+        default=defaults.websockets_per_10s,
+        help=f"new sessions (websockets) per client address ({defaults.websockets_per_10s})",
+    )
+    parser.add_argument(
+        "--max-websockets-per-client",
+        type=int,
+        default=defaults.max_websockets_per_client,
+        help=f"open sessions per client address ({defaults.max_websockets_per_client})",
+    )
     args = parser.parse_args(argv)
     if args.action == "restart":
         return _signal_running(args.run_dir, signal.SIGHUP)
     limits = haproxy.Limits(
-        args.requests_per_10s, args.connections_per_10s, args.max_open_per_client
+        args.requests_per_10s,
+        args.connections_per_10s,
+        args.max_open_per_client,
+        args.websockets_per_10s,
+        args.max_websockets_per_client,
     )
     cluster = Cluster(
         args.processes,
