@@ -2,8 +2,9 @@
 deploy/haproxy.cfg, and its runtime socket (server states, drain).
 
 `python -m lnlab.serving.haproxy --compose` prints the config that deploy/compose/haproxy.cfg holds
-(docker compose's replicas, found through Docker's DNS); tests/serving/test_deploy.py checks the
-file is what this prints.
+(docker compose's replicas, found through Docker's DNS), `--kubernetes` deploy/k8s/haproxy.cfg
+(the app's pods, found through the cluster's DNS); tests/serving/test_deploy.py checks each file
+is what this prints.
 """
 
 from __future__ import annotations
@@ -141,19 +142,20 @@ def local_servers(ports: Sequence[int]) -> str:
     )
 
 
-def compose_config() -> str:
-    """The config for docker compose: up to COMPOSE_SLOTS replicas of service `app` found
-    through Docker's DNS; each replica's cookie value is a keyed hash of its address
-    (`dynamic`), the key from the environment (LNLAB_COOKIE_KEY). HAProxy's view of the
-    replicas (their state, address and cookie) is served as CSV on port STATS_PORT inside the
-    stack's network, which `make compose-check` reads (the port is not published)."""
+def _discovered_config(host: str, nameservers: str) -> str:
+    """The config for replicas found through DNS (compose, Kubernetes): up to COMPOSE_SLOTS
+    addresses of `host` on port 8501; each replica's cookie value is a keyed hash of its
+    address (`dynamic`), the key from the environment (LNLAB_COOKIE_KEY), so that every
+    proxy and every restart pins a visitor to the same replica. HAProxy's view of the
+    replicas (state, address, cookie) is served as CSV on port STATS_PORT to private
+    addresses only (the port is not published; `make compose-check` reads it)."""
     servers = (
         '    dynamic-cookie-key "${LNLAB_COOKIE_KEY}"\n'
-        f"    server-template {BACKEND} 1-{COMPOSE_SLOTS} app:8501 check resolvers docker"
+        f"    server-template {BACKEND} 1-{COMPOSE_SLOTS} {host}:8501 check resolvers dns"
         " init-addr none\n"
         "\n"
-        "resolvers docker\n"
-        "    nameserver dns 127.0.0.11:53\n"
+        "resolvers dns\n"
+        f"    {nameservers}\n"
         "    hold valid 5s\n"
         "    accepted_payload_size 8192\n"
         "\n"
@@ -170,6 +172,19 @@ def compose_config() -> str:
         servers=servers,
         cookie_extra=" dynamic",
     )
+
+
+def compose_config() -> str:
+    """deploy/compose/haproxy.cfg: the replicas of compose's service `app`, found through
+    Docker's own DNS server."""
+    return _discovered_config("app", "nameserver docker 127.0.0.11:53")
+
+
+def kubernetes_config() -> str:
+    """deploy/k8s/haproxy.cfg: the pods behind the headless Service whose full name is in
+    LNLAB_APP_HOST (the proxy's Deployment sets it: HAProxy's resolver knows no search
+    domains), found through the cluster's DNS server (the pod's resolv.conf)."""
+    return _discovered_config('"${LNLAB_APP_HOST}"', "parse-resolv-conf")
 
 
 def command(socket_path: str | Path, line: str, timeout_s: float = 5.0) -> str:
@@ -217,11 +232,11 @@ def set_state(socket_path: str | Path, server: str, state: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--compose", action="store_true", help="print compose's config")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--compose", action="store_true", help="print compose's config")
+    which.add_argument("--kubernetes", action="store_true", help="print Kubernetes' config")
     args = parser.parse_args(argv)
-    if not args.compose:
-        parser.error("say what to print: --compose")
-    print(compose_config(), end="")
+    print(compose_config() if args.compose else kubernetes_config(), end="")
 
 
 if __name__ == "__main__":

@@ -219,14 +219,56 @@ def test_deployment_runs_the_server_with_probes_and_resources():
     assert "LNLAB_DATABASE_URL" in objects["Secret/lnlab"]["stringData"]
 
 
-def test_ingress_pins_visitors_by_cookie_and_keeps_websockets_open():
+def test_kubernetes_proxy_is_compose_s_haproxy(tmp_path):
+    """The same HAProxy as compose (its image, the template rendered for the cluster's DNS:
+    limits, headers, sticky cookies keyed from the Secret), fed the address of the headless
+    Service of the app's pods, behind a Service that keeps the visitors' addresses."""
     objects = _k8s_objects()
-    annotations = objects["Ingress/lnlab"]["metadata"]["annotations"]
-    assert annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie"
-    assert annotations["nginx.ingress.kubernetes.io/session-cookie-name"]
-    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
-    backend = objects["Ingress/lnlab"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]
-    assert f"Service/{backend['service']['name']}" in objects
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    (generated,) = kustomization["configMapGenerator"]
+    assert generated["files"] == ["haproxy.cfg"]
+    committed = (K8S / "haproxy.cfg").read_text()
+    assert committed == haproxy.kubernetes_config(), (
+        "run: python -m lnlab.serving.haproxy --kubernetes > deploy/k8s/haproxy.cfg"
+    )
+    env = {"LNLAB_COOKIE_KEY": "k", "LNLAB_APP_HOST": "lnlab-app.default.svc.cluster.local"}
+    _haproxy_check(committed, tmp_path, env)
+    pod = objects["Deployment/lnlab-proxy"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == _default(_compose()["services"]["proxy"]["image"])
+    assert pod["volumes"][0]["configMap"]["name"] == generated["name"]
+    assert container["volumeMounts"][0]["mountPath"] == "/usr/local/etc/haproxy"
+    values = {e["name"]: e.get("value") or e["valueFrom"] for e in container["env"]}
+    assert values["LNLAB_APP_HOST"].startswith("lnlab-app.")  # the headless Service
+    assert (
+        values["LNLAB_COOKIE_KEY"]["secretKeyRef"]["key"] in objects["Secret/lnlab"]["stringData"]
+    )
+    assert objects["Service/lnlab-app"]["spec"]["clusterIP"] == "None"
+    public = objects["Service/lnlab"]["spec"]
+    assert (
+        public["selector"] == objects["Deployment/lnlab-proxy"]["spec"]["selector"]["matchLabels"]
+    )
+    assert public["externalTrafficPolicy"] == "Local"  # per-address limits see the visitor
+
+
+def _default(value: str) -> str:
+    """The default of a compose value "${VAR:-default}"."""
+    found = re.fullmatch(r"\$\{\w+:-(.+)\}", value)
+    return found[1] if found else value
+
+
+def test_kubernetes_runs_what_compose_runs():
+    """Same images, health endpoint and limits as compose.yaml (one core, 1 GiB per replica)."""
+    objects, services = _k8s_objects(), _compose()["services"]
+    app = objects["Deployment/lnlab"]["spec"]["template"]["spec"]["containers"][0]
+    assert app["image"] == _default(services["app"]["image"])
+    limits = services["app"]["deploy"]["resources"]["limits"]
+    assert app["resources"]["limits"] == {"cpu": limits["cpus"], "memory": "1Gi"}
+    assert limits["memory"] == "1G"
+    db = objects["StatefulSet/lnlab-db"]["spec"]["template"]["spec"]["containers"][0]
+    assert db["image"] == _default(services["db"]["image"])
+    healthcheck = next(arg for kind, arg in _dockerfile() if kind == "HEALTHCHECK")
+    assert HEALTH in healthcheck and app["readinessProbe"]["httpGet"]["path"] == HEALTH
 
 
 def test_autoscaler_scales_the_deployment_on_cpu():
