@@ -58,6 +58,7 @@ THE_ANSWER = re.compile(r"The answer: \*\*(?P<text>.+?)\*\*")
 SCORE = "Your score"
 
 COOKIE = "SERVERID"
+SCRIPT_COOKIE = re.compile(r"document\.cookie\s*=\s*([\"'`])(.*?)\1")
 STEP_TIMEOUT_S = 60.0
 RECONNECT_GIVE_UP_S = 60.0
 NEXT_LIMIT = 8  # slides the teacher goes through looking for a question
@@ -71,7 +72,7 @@ class Tab(Session):
         super().__init__(None, base + path)  # type: ignore[arg-type]
         self.base = base
         self.query_string = query
-        self.cookie = ""  # "SERVERID=..." as HAProxy last set it
+        self.cookies: dict[str, str] = {}  # as the browser keeps them: HAProxy's SERVERID, ...
         self.polls: dict[str, float] = {}
         self.drawn: list[tuple[str, str]] = []  # (element kind, its text), the last run's
         self.lock = asyncio.Lock()  # one run at a time, as the browser has
@@ -79,14 +80,24 @@ class Tab(Session):
 
     @property
     def server(self) -> str:
-        return self.cookie.partition("=")[2]
+        return self.cookies.get(COOKIE, "")
+
+    @property
+    def cookie(self) -> str:
+        """The Cookie header the browser would send."""
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
 
     # ------------------------------------------------------------ connection
     def _keep_cookie(self, headers: Sequence[str]) -> None:
         for header in headers:
-            cookie = SimpleCookie(header)
-            if COOKIE in cookie:
-                self.cookie = f"{COOKIE}={cookie[COOKIE].value}"
+            self.cookies.update({k: m.value for k, m in SimpleCookie(header).items()})
+
+    def _run_cookie_scripts(self, html: str) -> None:
+        """What a browser does with a page's `document.cookie = "..."` (an app may keep a claim
+        in a cookie its page sets, as issue 20 plans for the teacher's): keep the cookie."""
+        for _, value in SCRIPT_COOKIE.findall(html):
+            name, _, rest = value.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0].strip()
 
     def _ping(self) -> None:
         """What Streamlit's browser asks before it (re)connects: health and host-config, with
@@ -166,6 +177,8 @@ class Tab(Session):
                 "",
             )
             self.drawn.append((name, text))
+            if name == "html":
+                self._run_cookie_scripts(text)
             if getattr(item, "id", ""):  # a widget: $$ID-<hash>-<user key>
                 key = item.id.split("-", 2)[-1]
                 self.widgets[key] = item
@@ -313,7 +326,7 @@ class Teacher:
             q for q in (self.tab.query_string, f"class={self.code}&teacher={self.secret}") if q
         )
         old, self.tab = self.tab, Tab(self.tab.base, urlsplit(self.tab.url).path, query)
-        self.tab.cookie = old.cookie
+        self.tab.cookies = dict(old.cookies)
         await self.tab.open(stack)
         await self.find_question()
         await self.tab.poll()
