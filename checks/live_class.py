@@ -20,7 +20,6 @@ reads (KEYS, TEXTS), so a change to the class pages is adapted here alone.
 from __future__ import annotations
 
 import asyncio
-import http.client
 import random
 import re
 import time
@@ -99,21 +98,28 @@ class Tab(Session):
             name, _, rest = value.partition("=")
             self.cookies[name.strip()] = rest.split(";", 1)[0].strip()
 
-    def _ping(self) -> None:
+    async def _ping(self) -> None:
         """What Streamlit's browser asks before it (re)connects: health and host-config, with
-        its cookie (through the proxy, these already land on a live process)."""
+        its cookies (through the proxy, these already land on a live process)."""
         parts = urlsplit(self.base)
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=STEP_TIMEOUT_S)
-        try:
-            for path in ("/_stcore/health", "/_stcore/host-config"):
-                conn.request("GET", path, headers={"Cookie": self.cookie} if self.cookie else {})
-                reply = conn.getresponse()
-                reply.read()
-                self._keep_cookie(reply.headers.get_all("Set-Cookie") or [])
-                if reply.status != 200:
-                    raise OSError(f"{path} answered {reply.status}")
-        finally:
-            conn.close()
+        for path in ("/_stcore/health", "/_stcore/host-config"):
+            reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+            try:
+                cookie = f"Cookie: {self.cookie}\r\n" if self.cookies else ""
+                writer.write(
+                    f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n{cookie}"
+                    "Connection: close\r\n\r\n".encode()
+                )
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+                await reader.read()
+            finally:
+                writer.close()
+            status, *lines = head.split("\r\n")
+            self._keep_cookie(
+                [v for k, _, v in (ln.partition(": ") for ln in lines) if k.lower() == "set-cookie"]
+            )
+            if status.split()[1] != "200":
+                raise OSError(f"{path} answered {status}")
 
     async def connect(self, stack: AsyncExitStack) -> None:
         """Open the websocket (sending the cookie, keeping a new one)."""
@@ -134,7 +140,7 @@ class Tab(Session):
 
     async def open(self, stack: AsyncExitStack) -> None:
         """Open the page as a browser does: pings, websocket, a whole-page run."""
-        await asyncio.to_thread(self._ping)
+        await self._ping()
         await self.connect(stack)
         await self.run()
 
@@ -149,10 +155,10 @@ class Tab(Session):
             attempt += 1
             await asyncio.sleep(browser_reconnect_delay_s(attempt))
             try:
-                await asyncio.to_thread(self._ping)
+                await self._ping()
                 await self.connect(stack)
                 break
-            except (OSError, InvalidHandshake, TimeoutError):
+            except (OSError, EOFError, InvalidHandshake, TimeoutError):
                 if time.monotonic() > deadline:
                     raise
         self.cache.clear()  # a new session: nothing cached on the new process's side
@@ -410,7 +416,7 @@ async def pause(tab: Tab, seconds: float) -> None:
 
 
 GONE = (ConnectionClosed, Closed)
-FAILED = (WrongPage, InvalidHandshake, OSError, TimeoutError)
+FAILED = (WrongPage, InvalidHandshake, OSError, EOFError, TimeoutError)
 
 
 @dataclass
