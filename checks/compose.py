@@ -399,7 +399,8 @@ def check_class(report: ClassReport, kill: Kill, replicas: int, results: Results
         bool(students) and worst <= BACK_WITHIN_S and not report.errors,
         f"every student of the killed replica back in the class within {BACK_WITHIN_S:.0f} s",
         f"{len(students)} moved; from the kill, their tab closed {_spread(_of(report.closed_s))}, "
-        f"reconnected {_spread(_of(report.connected_s))}, back in the class {_spread(students)}; "
+        f"pinged {_spread(_of(report.pinged_s))}, websocket open "
+        f"{_spread(_of(report.connected_s))}, back in the class {_spread(students)}; "
         f"reconnect attempts {sorted(set(report.reconnect_attempts))}",
     )
     teacher = report.back_s.get("teacher")

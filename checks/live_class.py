@@ -76,6 +76,7 @@ class Tab(Session):
         self.drawn: list[tuple[str, str]] = []  # (element kind, its text), the last run's
         self.lock = asyncio.Lock()  # one run at a time, as the browser has
         self.connected_at = 0.0
+        self.pinged_at = 0.0  # when the last pings before connecting were answered
 
     @property
     def server(self) -> str:
@@ -156,6 +157,7 @@ class Tab(Session):
             await asyncio.sleep(browser_reconnect_delay_s(attempt))
             try:
                 await self._ping()
+                self.pinged_at = time.monotonic()
                 await self.connect(stack)
                 break
             except (OSError, EOFError, InvalidHandshake, TimeoutError):
@@ -433,6 +435,7 @@ class ClassReport:
     killed: str = ""  # the process killed (its SERVERID), if any
     back_s: dict[str, float] = field(default_factory=dict)  # who -> kill to back in the class
     closed_s: dict[str, float] = field(default_factory=dict)  # who -> kill to their tab closing
+    pinged_s: dict[str, float] = field(default_factory=dict)  # who -> kill to pings answered
     connected_s: dict[str, float] = field(default_factory=dict)  # who -> kill to reconnected
     reconnect_attempts: list[int] = field(default_factory=list)
     teacher_by_link: bool = False  # the teacher came back by reopening the teacher link
@@ -506,6 +509,7 @@ async def run_class(
             await teacher.ask()
         lesson = Lesson(len(present))
         closed_at: dict[str, float] = {}  # who -> when their tab closed (time.monotonic)
+        pinged_at: dict[str, float] = {}
         connected_at: dict[str, float] = {}
         back_at: dict[str, float] = {}
         if kill is None:
@@ -514,6 +518,7 @@ async def run_class(
         async def back(who: str, tab: Tab) -> None:
             closed_at[who] = clock()
             report.reconnect_attempts.append(await tab.reconnect(stack))
+            pinged_at[who] = tab.pinged_at
             connected_at[who] = tab.connected_at
             back_at[who] = clock()
 
@@ -568,7 +573,7 @@ async def run_class(
                 try:
                     async with asyncio.timeout(STEP_TIMEOUT_S):
                         counted = await teacher.count()
-                    if counted >= lesson.students and lesson.answered >= lesson.students:
+                    if counted >= lesson.students:  # the store's count, shown on the panel
                         break
                     await pause(teacher.tab, min(teacher.tab.polls.values(), default=1.0))
                 except GONE:
@@ -603,6 +608,7 @@ async def run_class(
         lesson.over.set()
         for measured, at in (
             (report.closed_s, closed_at),
+            (report.pinged_s, pinged_at),
             (report.connected_s, connected_at),
             (report.back_s, back_at),
         ):
