@@ -34,11 +34,10 @@ from pathlib import Path
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
-from websockets.typing import Subprotocol
 
 from bench.browser import LNLAB, ROOT, percentile
 from bench.report import load_average, record
-from bench.sessions import STREAM, Session, WrongPage
+from bench.sessions import Session, WrongPage, stream
 from lnlab.serving import haproxy
 from lnlab.serving.cluster import free_port, healthy
 
@@ -107,15 +106,7 @@ def make_cluster(run_dir: Path, processes: int = 2, options: str = "") -> Iterat
 
 def websocket(url: str, source: str, timeout_s: float = VISIT_TIMEOUT_S) -> connect:
     """A websocket to the app through `url`, from local address `source`."""
-    ws_url = url.replace("http://", "ws://", 1) + STREAM
-    return connect(
-        ws_url,
-        subprotocols=[Subprotocol("streamlit")],
-        max_size=None,
-        proxy=None,
-        open_timeout=timeout_s,
-        local_addr=(source, 0),
-    )
+    return stream(url, timeout_s=timeout_s, local_addr=(source, 0))
 
 
 async def visit(url: str, source: str = BYSTANDER_FROM) -> float:

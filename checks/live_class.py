@@ -32,11 +32,9 @@ from urllib.parse import parse_qs, urlsplit
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
-from websockets.typing import Subprotocol
 
-from bench.sessions import STREAM, Session, WrongPage
+from bench.sessions import Session, WrongPage, stream
 
 # The class pages' widget keys (lnlab/ui/classroom.py, pages/class.py, the lesson's buttons).
 START = "live_start"
@@ -124,18 +122,7 @@ class Tab(Session):
 
     async def connect(self, stack: AsyncExitStack) -> None:
         """Open the websocket (sending the cookie, keeping a new one)."""
-        ws_url = self.base.replace("http://", "ws://", 1) + STREAM
-        headers = {"Cookie": self.cookie} if self.cookie else {}
-        self.ws = await stack.enter_async_context(
-            connect(
-                ws_url,
-                subprotocols=[Subprotocol("streamlit")],
-                additional_headers=headers,
-                max_size=None,
-                proxy=None,
-                open_timeout=STEP_TIMEOUT_S,
-            )
-        )
+        self.ws = await stack.enter_async_context(stream(self.base, self.cookie, STEP_TIMEOUT_S))
         self._keep_cookie(self.ws.response.headers.get_all("Set-Cookie"))
         self.connected_at = time.monotonic()
 

@@ -53,6 +53,13 @@ class Limits:
     max_websockets_per_client: int = 300
 
 
+LIMIT_HELP = {  # what each limit counts, for `python -m lnlab.serving.cluster --help`
+    "requests_per_10s": "HTTP requests in 10 s, then 429",
+    "connections_per_10s": "new connections in 10 s, then 429",
+    "max_open_per_client": "open connections, then new ones are closed",
+    "websockets_per_10s": "new sessions (websockets) in 10 s, then 429",
+    "max_websockets_per_client": "open sessions (websockets), then 429",
+}
 UNLIMITED = Limits(10**6, 10**6, 10**6, 10**6, 10**6)  # for benchmarks of one address's class
 
 
