@@ -13,8 +13,9 @@ the class has answered: tabs whose websocket closes reconnect as Streamlit's bro
 (its back-off, the health and host-config pings, then a whole-page run, which a page with a
 polling fragment asks for at once), and the driver measures when each is back in the class.
 
-Everything the driver knows of the pages is in this module: the widget keys and the texts it
-reads (KEYS, TEXTS), so a change to the class pages is adapted here alone.
+Everything the driver knows of the pages is in this module (the widget keys and the texts it
+reads are the constants below; how a teacher comes back is Teacher.back), so a change to the
+class pages is adapted here alone.
 """
 
 from __future__ import annotations
@@ -430,14 +431,14 @@ class ClassReport:
     servers: dict[str, int] = field(default_factory=dict)  # students per process on joining
     timings_s: dict[str, float] = field(default_factory=dict)
 
+    first_errors: list[str] = field(default_factory=list)  # "who: kind: message"
+
     def error(self, err: BaseException, who: str = "") -> None:
         name = type(err).__name__
         if isinstance(err, InvalidStatus):
             name = f"HTTP {err.response.status_code}"
         self.errors[name] = self.errors.get(name, 0) + 1
         self.first_errors.append(f"{who}: {name}: {str(err)[:200]}")
-
-    first_errors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -448,7 +449,6 @@ class Lesson:
     answered: int = 0
     half: asyncio.Event = field(default_factory=asyncio.Event)
     killed: asyncio.Event = field(default_factory=asyncio.Event)
-    revealed: asyncio.Event = field(default_factory=asyncio.Event)
     over: asyncio.Event = field(default_factory=asyncio.Event)
     kill_at: float = 0.0  # time.monotonic of the kill
 
@@ -575,7 +575,6 @@ async def run_class(
             report.timings_s["teacher's panel counted every answer"] = clock() - start
             async with asyncio.timeout(STEP_TIMEOUT_S):
                 await teacher.reveal()
-            lesson.revealed.set()
 
         async def killer() -> None:
             await lesson.half.wait()
