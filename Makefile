@@ -5,16 +5,23 @@ BIN := $(VENV)/bin
 PORT ?= 8501
 N ?= 2
 CLUSTER_PORT ?= 8500
+CLUSTER_ARGS ?=
 
-.PHONY: run cluster test bench
+.PHONY: run cluster test bench compose-check
 
 run: $(VENV)/.runtime-installed
 	$(BIN)/python -m lnlab.ui.serve --server.port $(PORT)
 
 # N app processes behind HAProxy on CLUSTER_PORT; installs Debian's haproxy first if missing
-# (scripts/ensure-haproxy says so when it does).
+# (scripts/ensure-haproxy says so when it does). CLUSTER_ARGS: more options of
+# `python -m lnlab.serving.cluster` (--run-dir, per-address limits...).
 cluster: $(VENV)/.runtime-installed
-	PYTHON=$(BIN)/python scripts/cluster $(N) --port $(CLUSTER_PORT)
+	PYTHON=$(BIN)/python scripts/cluster $(N) --port $(CLUSTER_PORT) $(CLUSTER_ARGS)
+
+# The course's stack in containers (Docker installed and started if needed), a class of 60 run
+# through it with a replica killed, then taken down: ends with "N passed, N failed".
+compose-check: $(VENV)/.dev-installed
+	PYTHON=$(BIN)/python scripts/compose-check
 
 test: $(VENV)/.dev-installed
 	scripts/ensure-chromium

@@ -40,14 +40,12 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.typing import Subprotocol
 
 from bench.browser import LNLAB, percentile, rss_of
 from bench.clicks import LESSON, _section_number
 from bench.report import load_average, record
-from bench.sessions import STREAM, Run, Session, WrongPage, cpu_of
+from bench.sessions import Run, Session, WrongPage, cpu_of, stream
 from lnlab.serving import haproxy
 from lnlab.serving.cluster import Cluster, free_port
 
@@ -66,7 +64,7 @@ RECONNECT_PAUSE_S = 0.5
 SEED = 1
 # Every simulated student comes from 127.0.0.1, as a class behind one NAT address would:
 # HAProxy's per-address limits are raised out of the way (tests/serving/test_cluster.py tests them).
-UNLIMITED = haproxy.Limits(10**6, 10**6, 10**6)
+UNLIMITED = haproxy.UNLIMITED
 ERRORS = (WrongPage, ConnectionClosed, InvalidStatus, TimeoutError, OSError)
 
 
@@ -92,18 +90,7 @@ class Student:
 
     async def _open(self, stack: AsyncExitStack) -> None:
         """Open the websocket (sending the cookie, keeping a new one): a new session."""
-        ws_url = self.url.replace("http://", "ws://", 1) + STREAM
-        headers = {"Cookie": self.cookie} if self.cookie else {}
-        ws = await stack.enter_async_context(
-            connect(
-                ws_url,
-                subprotocols=[Subprotocol("streamlit")],
-                additional_headers=headers,
-                max_size=None,
-                proxy=None,
-                open_timeout=STEP_TIMEOUT_S,
-            )
-        )
+        ws = await stack.enter_async_context(stream(self.url, self.cookie, STEP_TIMEOUT_S))
         for header in ws.response.headers.get_all("Set-Cookie"):
             cookie = SimpleCookie(header)
             if "SERVERID" in cookie:

@@ -174,6 +174,20 @@ def cpu_s(server: Server) -> float:
     return cpu_of(server.process.pid)
 
 
+def stream(url: str, cookie: str = "", timeout_s: float = 10.0, **kwargs: Any) -> connect:
+    """The app's websocket at `url` (http://host:port) as a browser opens it, sending `cookie`;
+    `kwargs` go to the event loop's create_connection (local_addr=...)."""
+    return connect(
+        url.replace("http://", "ws://", 1) + STREAM,
+        subprotocols=[Subprotocol("streamlit")],
+        additional_headers={"Cookie": cookie} if cookie else {},
+        max_size=None,
+        proxy=None,
+        open_timeout=timeout_s,
+        **kwargs,
+    )
+
+
 async def page_session(
     stack: AsyncExitStack,
     server: Server,
@@ -183,10 +197,7 @@ async def page_session(
 ) -> tuple[Session, Run]:
     """A new session (a `kind`) on the page at `path`, opened from a link with `query`, after
     its first run (closed with `stack`), and that run."""
-    ws_url = server.url.replace("http://", "ws://", 1) + STREAM
-    ws = await stack.enter_async_context(
-        connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=None, proxy=None)
-    )
+    ws = await stack.enter_async_context(stream(server.url))
     session = kind(ws, server.url + path)
     session.query_string = query
     return session, await session.rerun()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import os
 import secrets
 import signal
@@ -347,29 +348,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--database-url", default=os.environ.get("LNLAB_DATABASE_URL"), help="class store"
     )
     defaults = haproxy.Limits()
-    parser.add_argument(
-        "--requests-per-10s",
-        type=int,
-        default=defaults.requests_per_10s,
-        help=f"per client address, then 429 ({defaults.requests_per_10s}; raise for a NAT)",
-    )
-    parser.add_argument(
-        "--connections-per-10s",
-        type=int,
-        default=defaults.connections_per_10s,
-        help=f"new connections per client address ({defaults.connections_per_10s})",
-    )
-    parser.add_argument(
-        "--max-open-per-client",
-        type=int,
-        default=defaults.max_open_per_client,
-        help=f"open connections per client address ({defaults.max_open_per_client})",
-    )
+    for limit in dataclasses.fields(haproxy.Limits):  # --requests-per-10s 20000 ...
+        default = getattr(defaults, limit.name)
+        parser.add_argument(
+            f"--{limit.name.replace('_', '-')}",
+            type=int,
+            default=default,
+            help=f"per client address: {haproxy.LIMIT_HELP[limit.name]} ({default})",
+        )
     args = parser.parse_args(argv)
     if args.action == "restart":
         return _signal_running(args.run_dir, signal.SIGHUP)
     limits = haproxy.Limits(
-        args.requests_per_10s, args.connections_per_10s, args.max_open_per_client
+        **{f.name: getattr(args, f.name) for f in dataclasses.fields(haproxy.Limits)}
     )
     cluster = Cluster(
         args.processes,

@@ -2,14 +2,18 @@
 deploy/haproxy.cfg, and its runtime socket (server states, drain).
 
 `python -m lnlab.serving.haproxy --compose` prints the config that deploy/compose/haproxy.cfg holds
-(docker compose's replicas, found through Docker's DNS); tests/serving/test_deploy.py checks the
-file is what this prints.
+(docker compose's replicas, found through Docker's DNS), `--kubernetes` deploy/k8s/haproxy.cfg
+(the app's pods, found through the cluster's DNS); tests/serving/test_deploy.py checks each file
+is what this prints.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
+import hashlib
+import importlib.util
 import io
 import re
 import socket
@@ -22,19 +26,81 @@ TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
 COMPOSE_CONFIG = ROOT / "deploy" / "compose" / "haproxy.cfg"
 BACKEND = "app"
 COMPOSE_SLOTS = 16  # the most app replicas compose's proxy looks for (docker compose --scale)
+STATS_PORT, STATS_PATH = 8404, "/stats"  # compose's proxy: `STATS_PATH;csv` lists the replicas
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one client address may do before HAProxy answers 429 (Retry-After: 10).
+    """What one client address may do before HAProxy answers 429 (Retry-After: 10); over
+    `max_open_per_client` open connections a new one is closed at once.
 
-    A browser tab opens one websocket and a few HTTP connections, and a first page load asks
-    for about 40 files; a class behind one NAT address shares all of these."""
+    Sized for a class of 60 behind one school router, which is one address. Opening a page in
+    Chromium through the cluster is 96-151 requests (the app's JavaScript in many files) over
+    up to 7-10 connections, and one websocket (a session); a page switch or a slide reuses
+    them. So 60 students opening pages in the same 10 s make up to about 9,100 requests, 600
+    connections and 60 websockets, and when a process dies its students (60 at most, the
+    README's sizing rule) reconnect within a second: up to 120 new websockets in 10 s. Each
+    limit is at least that, with room for a second tab each. A flood is caught by the
+    websockets: every new session runs a whole page in an app process, the costliest thing a
+    visitor can ask for, and an address that opens sessions faster than 12 a second is held
+    at 429 for as long as it goes on (the rejected attempts count too)."""
 
-    requests_per_10s: int = 1000
-    connections_per_10s: int = 500
-    max_open_per_client: int = 200
+    requests_per_10s: int = 20_000
+    connections_per_10s: int = 1_500
+    max_open_per_client: int = 1_000
+    websockets_per_10s: int = 120
+    max_websockets_per_client: int = 300
+
+
+LIMIT_HELP = {  # what each limit counts, for `python -m lnlab.serving.cluster --help`
+    "requests_per_10s": "HTTP requests in 10 s, then 429",
+    "connections_per_10s": "new connections in 10 s, then 429",
+    "max_open_per_client": "open connections, then new ones are closed",
+    "websockets_per_10s": "new sessions (websockets) in 10 s, then 429",
+    "max_websockets_per_client": "open sessions (websockets), then 429",
+}
+UNLIMITED = Limits(10**6, 10**6, 10**6, 10**6, 10**6)  # for benchmarks of one address's class
+
+
+def inline_script_hashes() -> tuple[str, ...]:
+    """CSP hashes ('sha256-...') of the inline scripts of the installed Streamlit's page
+    (1.67 has one, `window.prerenderReady = false`), read from its file without importing it."""
+    spec = importlib.util.find_spec("streamlit")
+    if spec is None or spec.origin is None:
+        return ()
+    page = (Path(spec.origin).parent / "static" / "index.html").read_text()
+    scripts = re.findall(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", page, re.S)
+    return tuple(
+        f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'"
+        for s in scripts
+    )
+
+
+def content_security_policy() -> str:
+    """The strictest policy the app's pages run under in Chromium (tests/browser/test_headers.py
+    loads every page through HAProxy and fails on any violation): everything from the app's own
+    origin, its websocket included ('self' covers ws: and wss: to the same host); Streamlit's
+    one inline script by its hash; WebAssembly, which protobuf.js's Long uses for 64-bit
+    arithmetic (JavaScript's eval stays refused); inline styles, which Streamlit's components
+    set; images as data: and blob: URLs (Plotly draws a chart's PNG download through both);
+    fonts as data: URLs (in Streamlit's styles); no plugins, no framing by any site, no form
+    posting elsewhere. Each of these was needed: without it Chromium reported a violation."""
+    scripts = " ".join(("'self'", *inline_script_hashes(), "'wasm-unsafe-eval'"))
+    return "; ".join(
+        (
+            "default-src 'self'",
+            f"script-src {scripts}",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        )
+    )
 
 
 def render(
@@ -59,6 +125,9 @@ def render(
         "requests_per_10s": str(limits.requests_per_10s),
         "connections_per_10s": str(limits.connections_per_10s),
         "max_open_per_client": str(limits.max_open_per_client),
+        "websockets_per_10s": str(limits.websockets_per_10s),
+        "max_websockets_per_client": str(limits.max_websockets_per_client),
+        "content_security_policy": content_security_policy(),
     }
     template = TEMPLATE.read_text()
     missing = set(_PLACEHOLDER.findall(template)) - set(values)
@@ -80,19 +149,29 @@ def local_servers(ports: Sequence[int]) -> str:
     )
 
 
-def compose_config() -> str:
-    """The config for docker compose: up to COMPOSE_SLOTS replicas of service `app` found
-    through Docker's DNS; each replica's cookie value is a keyed hash of its address
-    (`dynamic`), the key from the environment (LNLAB_COOKIE_KEY)."""
+def _discovered_config(host: str, nameservers: str) -> str:
+    """The config for replicas found through DNS (compose, Kubernetes): up to COMPOSE_SLOTS
+    addresses of `host` on port 8501; each replica's cookie value is a keyed hash of its
+    address (`dynamic`), the key from the environment (LNLAB_COOKIE_KEY), so that every
+    proxy and every restart pins a visitor to the same replica. HAProxy's view of the
+    replicas (state, address, cookie) is served as CSV on port STATS_PORT to private
+    addresses only (the port is not published; `make compose-check` reads it)."""
     servers = (
         '    dynamic-cookie-key "${LNLAB_COOKIE_KEY}"\n'
-        f"    server-template {BACKEND} 1-{COMPOSE_SLOTS} app:8501 check resolvers docker"
+        f"    server-template {BACKEND} 1-{COMPOSE_SLOTS} {host}:8501 check resolvers dns"
         " init-addr none\n"
         "\n"
-        "resolvers docker\n"
-        "    nameserver dns 127.0.0.11:53\n"
+        "resolvers dns\n"
+        f"    {nameservers}\n"
         "    hold valid 5s\n"
-        "    accepted_payload_size 8192"
+        "    accepted_payload_size 8192\n"
+        "\n"
+        "frontend stats\n"
+        f"    bind *:{STATS_PORT}\n"
+        "    http-request deny unless { src 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 127.0.0.0/8 }\n"
+        "    stats enable\n"
+        f"    stats uri {STATS_PATH}\n"
+        "    stats show-legends"
     )
     return render(
         bind="*:8080",
@@ -100,6 +179,19 @@ def compose_config() -> str:
         servers=servers,
         cookie_extra=" dynamic",
     )
+
+
+def compose_config() -> str:
+    """deploy/compose/haproxy.cfg: the replicas of compose's service `app`, found through
+    Docker's own DNS server."""
+    return _discovered_config("app", "nameserver docker 127.0.0.11:53")
+
+
+def kubernetes_config() -> str:
+    """deploy/k8s/haproxy.cfg: the pods behind the headless Service whose full name is in
+    LNLAB_APP_HOST (the proxy's Deployment sets it: HAProxy's resolver knows no search
+    domains), found through the cluster's DNS server (the pod's resolv.conf)."""
+    return _discovered_config('"${LNLAB_APP_HOST}"', "parse-resolv-conf")
 
 
 def command(socket_path: str | Path, line: str, timeout_s: float = 5.0) -> str:
@@ -147,11 +239,11 @@ def set_state(socket_path: str | Path, server: str, state: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--compose", action="store_true", help="print compose's config")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--compose", action="store_true", help="print compose's config")
+    which.add_argument("--kubernetes", action="store_true", help="print Kubernetes' config")
     args = parser.parse_args(argv)
-    if not args.compose:
-        parser.error("say what to print: --compose")
-    print(compose_config(), end="")
+    print(compose_config() if args.compose else kubernetes_config(), end="")
 
 
 if __name__ == "__main__":

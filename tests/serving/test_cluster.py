@@ -6,7 +6,13 @@ In order: students are pinned to one process each and both processes serve; a gr
 restart of one process moves its student to the other with their example; HAProxy reloads
 without dropping its listener; a killed process's student reconnects to the other with their
 example while the other student sees nothing, and HAProxy marks the process DOWN within
-seconds; a flood of requests from one address gets 429. About 25 s on 2 busy cores.
+seconds; a live class (checks.live_class, the driver `make compose-check` uses) goes on when
+its teacher's process is killed; a flood of requests from one address gets 429.
+
+Then, through `make cluster` itself (its default limits): a flood of new sessions from one
+address gets 429 while a bystander from another address keeps opening pages, and a class of
+60 behind one address, arriving and reconnecting in the same seconds, gets no 429. Timings
+are printed (bench.proxy_flood measures them), never asserted. About 90 s on 2 busy cores.
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from bench import proxy_flood
 from bench.load import Student
+from checks.live_class import run_class
 from lnlab.serving import haproxy
 from lnlab.serving.cluster import Cluster, free_port, main
 
@@ -41,8 +49,9 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
     run_dir = tmp_path_factory.mktemp("cluster")
     limits = haproxy.Limits(requests_per_10s=REQUESTS_PER_10S)
     app_ports = [free_port(), free_port()]
+    database = f"sqlite:///{run_dir / 'classes.db'}"
     with Cluster(
-        2, free_port(), "127.0.0.1", app_ports, limits, run_dir, supervise=False
+        2, free_port(), "127.0.0.1", app_ports, limits, run_dir, database, supervise=False
     ) as running:
         yield running
 
@@ -182,6 +191,39 @@ def test_killed_process_students_reconnect_and_others_see_nothing(cluster, stude
     assert fresh.server == "app1"
 
 
+def test_a_live_class_goes_on_when_its_teachers_process_is_killed(cluster):
+    """A teacher and four students from one address, as `make compose-check` runs sixty:
+    the teacher's process is killed once half have answered; every student is back in the
+    class with their answer, the teacher back on the question's panel, and each student's
+    score follows the reveal."""
+    for app in cluster.apps:  # the test before killed one
+        if not app.alive():
+            cluster.restart_app(app.index, drain_s=0)
+    killed: list[str] = []
+
+    async def kill(server: str) -> float:
+        killed.append(server)
+        cluster.kill(int(server.removeprefix("app")), signal.SIGKILL)
+        return time.monotonic()
+
+    loop = Loop()  # beside Playwright's loop, when the browser tests run in the same session
+    try:
+        report = loop.run_until_complete(
+            run_class(cluster.url, 4, kill, think_s=(0.2, 1.0), arrive_s=0.5), 300
+        )
+    finally:
+        loop.close()
+        (name,) = killed
+        cluster.restart_app(int(name.removeprefix("app")), drain_s=0)  # for the tests after
+    print(f"back after the kill: {report.back_s}; teacher by link: {report.teacher_by_link}")
+    assert report.errors == {}, report.first_errors
+    assert report.joined == 4 and report.answered_seen_by_teacher == 4
+    assert report.answers_shown == 4 and report.scores_right == 4
+    moved = [who for who in report.back_s if who != "teacher"]
+    assert len(moved) == report.servers[report.killed]  # each student of that process is back
+    assert "teacher" in report.back_s
+
+
 def test_a_flood_of_requests_gets_429(cluster):
     conn = http.client.HTTPConnection(
         "127.0.0.1", cluster.port, timeout=5, source_address=(FLOOD_FROM, 0)
@@ -215,3 +257,72 @@ def test_the_longest_link_the_app_makes_passes_the_proxy(cluster):
     reply.read()
     assert len(x) > 90_000
     assert reply.status == 200
+
+
+# ---------------------------------------------------------------- through `make cluster`
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Iterator[str]:
+    """`make cluster N=2` with its default limits, on free ports; the proxy's URL."""
+    if not Path(HAPROXY).exists():
+        pytest.fail(f"{HAPROXY} is missing: `make test` installs it (scripts/ensure-haproxy)")
+    with proxy_flood.make_cluster(tmp_path_factory.mktemp("made")) as url:
+        yield url
+
+
+def test_a_flood_of_new_sessions_gets_429_and_a_bystander_gets_in(made):
+    """Twenty clients from one address open sessions (a whole-page run each) until HAProxy
+    answers 429, as reloading a page over and over does; a visitor from another address
+    opens the page all along, and after."""
+    loop = Loop()
+
+    async def flood_and_visit():
+        await proxy_flood.visit(made)  # the first visits to each process are slower
+        await proxy_flood.visit(made)
+        idle = [await proxy_flood.visit(made) for _ in range(3)]
+        flooding = asyncio.ensure_future(proxy_flood.flood(made, seconds=120, until_refused=True))
+        during = []
+        while not flooding.done():
+            during.append(await proxy_flood.visit(made))
+        during.append(await proxy_flood.visit(made))
+        return idle, during, await flooding
+
+    try:
+        idle, during, flood = loop.run_until_complete(flood_and_visit(), 300)
+    finally:
+        loop.close()
+    print(
+        f"bystander idle {proxy_flood.spread(idle)} s, during the flood "
+        f"{proxy_flood.spread(during)} s; the flood opened {flood.opened} sessions"
+    )
+    assert flood.refused == proxy_flood.FLOODERS  # each flooder ended on a 429
+    assert flood.retry_after == {"10"}
+    assert flood.headers_on_429 == {"Referrer-Policy", "X-Content-Type-Options"}
+    assert flood.opened >= haproxy.Limits().websockets_per_10s  # refused only past the limit
+    assert flood.errors == {}
+
+
+def test_a_class_behind_one_address_is_never_refused(made):
+    """Sixty students from one address open their sessions in the same instant, then all
+    reconnect at once (their process died, say): 120 new sessions within seconds, none
+    refused. The bystander's address (127.0.0.3) is not the flood's."""
+    loop = Loop()
+
+    async def open_all() -> list[int]:
+        async def one() -> int:
+            try:
+                async with proxy_flood.websocket(made, "127.0.0.4"):
+                    return 101
+            except InvalidStatus as err:
+                return err.response.status_code
+
+        first = await asyncio.gather(*(one() for _ in range(60)))
+        again = await asyncio.gather(*(one() for _ in range(60)))
+        return [*first, *again]
+
+    try:
+        statuses = loop.run_until_complete(open_all(), 300)
+    finally:
+        loop.close()
+    assert statuses == [101] * 120

