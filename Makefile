@@ -6,6 +6,10 @@ PORT ?= 8501
 N ?= 2
 CLUSTER_PORT ?= 8500
 
+# axe-core (the browser tests' accessibility checks) and Lighthouse (bench.lighthouse), pinned
+# in package-lock.json
+NODE_TOOLS := node_modules/.package-lock.json
+
 .PHONY: run cluster test bench
 
 run: $(VENV)/.runtime-installed
@@ -16,7 +20,7 @@ run: $(VENV)/.runtime-installed
 cluster: $(VENV)/.runtime-installed
 	PYTHON=$(BIN)/python scripts/cluster $(N) --port $(CLUSTER_PORT)
 
-test: $(VENV)/.dev-installed
+test: $(VENV)/.dev-installed $(NODE_TOOLS)
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
 	scripts/ensure-haproxy
@@ -24,7 +28,7 @@ test: $(VENV)/.dev-installed
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.dev-installed
+bench: $(VENV)/.dev-installed $(NODE_TOOLS)
 	$(BIN)/python -m bench
 
 $(VENV)/.runtime-installed: requirements.txt
@@ -36,3 +40,7 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@ $(VENV)/.runtime-installed
+
+$(NODE_TOOLS): package.json package-lock.json
+	scripts/ensure-node
+	npm ci --no-audit --no-fund --loglevel=error
