@@ -14,7 +14,7 @@ st.title("Live class")
 teacher = classroom.teaching()
 if teacher is not None:
     if classroom.teacher_view():
-        st.subheader("Present a lesson")
+        st.header("Present a lesson")
         st.caption(
             "In presenter mode each slide with a question gets an Ask the class button, and "
             "beside it the room's answers, live."
@@ -38,10 +38,10 @@ else:
     )
     join_col, teach_col = st.columns(2, gap="large")
     with join_col:
-        st.subheader("Join a class")
+        st.header("Join a class")
         classroom.join_form()
     with teach_col:
-        st.subheader("Teach a class")
+        st.header("Teach a class")
         st.caption("You get a join code, a join link and a QR code to show the room.")
         st.button(
             "Start a class",

@@ -33,11 +33,12 @@ from lnlab.classroom.links import (
     teacher_link,
 )
 from lnlab.classroom.live import LiveQuestion
-from lnlab.classroom.plots import tally_bars
+from lnlab.classroom.plots import tally_bars, tally_summary
 from lnlab.classroom.store import default_store, display_code, normalize_code
 from lnlab.core.errors import InputError
 from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import Question
+from lnlab.ui.assist import land, landing, say
 from lnlab.ui.inputs import show_error
 
 TEACHER_KEY = "live_teacher"
@@ -128,9 +129,10 @@ def _signature(params: Mapping[str, object]) -> str:
 
 
 def start_class() -> None:
-    """Open a new class with this session as its teacher."""
+    """Open a new class with this session as its teacher (the focus goes to how to join)."""
     new = default_store().open_class()
     st.session_state[TEACHER_KEY] = TeacherLink(new.code, new.teacher_secret)
+    land("live_join_card", itself=True)
 
 
 def end_class() -> None:
@@ -141,11 +143,12 @@ def end_class() -> None:
 def join_card(code: str) -> None:
     """The join code, big; the join link to type; the QR code to scan from the back."""
     link = join_url(code)
-    st.html(
-        f'<div class="lnlab-join"><span>Join at</span> <b>{html.escape(link)}</b>'
-        f'<div class="lnlab-code">{html.escape(display_code(code))}</div></div>'
-    )
-    st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
+    with st.container(key="live_join_card"):
+        st.html(
+            f'<div class="lnlab-join"><span>Join at</span> <b>{html.escape(link)}</b>'
+            f'<div class="lnlab-code">{html.escape(display_code(code))}</div></div>'
+        )
+        st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
 
 
 def join_line() -> None:
@@ -190,6 +193,8 @@ def _teacher_does(me: TeacherLink, action: str, what: LiveQuestion | str) -> Non
         st.session_state["_live_problem"] = err
     else:
         st.session_state["_live_changed"] = True
+        if action == "reveal":  # the Reveal button goes: the focus stays on the panel
+            land("live_panel", itself=True)
 
 
 def awaiting_reveal(question: Question) -> bool:
@@ -226,6 +231,7 @@ def live_counts(me: TeacherLink, asked: LiveQuestion | None = None) -> None:
     page): the question the class has now."""
     if st.session_state.pop("_live_changed", False):
         st.rerun(scope="app")  # the slide outside this fragment shows what changed
+    landing()
     store = default_store()
     try:
         posed = store.current(me.code)
@@ -257,6 +263,15 @@ def live_counts(me: TeacherLink, asked: LiveQuestion | None = None) -> None:
             return
         live = posed.question
         st.markdown(f"**{tally.answered} of {tally.joined}** answered")
+        # for the live region: Ask and Reveal, not each answer as it comes in
+        say(
+            "live_teacher",
+            f"Revealed: {', '.join(right_options(live))}. "
+            f"{tally.answered} of {tally.joined} answered: "
+            f"{tally_summary(live.groups, tally.by_group)}"
+            if posed.revealed
+            else f"Asked the class: {live.prompt}",
+        )
         if posed.revealed:
             st.markdown(
                 f":material/visibility: Revealed: **{plain(', '.join(right_options(live)))}**"
@@ -273,6 +288,7 @@ def live_counts(me: TeacherLink, asked: LiveQuestion | None = None) -> None:
         tally_bars(live.groups, tally.by_group),
         key="live_bars",
         config={"displayModeBar": False},
+        alt=f"Answers by group: {tally_summary(live.groups, tally.by_group)}",
     )
 
 
@@ -286,7 +302,7 @@ def teacher_view() -> bool:
         show_error(err)
         st.button("Start a new class", key="live_restart", on_click=start_class)
         return False
-    st.subheader("Students join here")
+    st.header("Students join here")
     join_card(me.code)
     until = datetime.fromtimestamp(info.expires_at)
     st.caption(f"The class runs until {until:%Y-%m-%d %H:%M} (server time).")
@@ -296,7 +312,7 @@ def teacher_view() -> bool:
             "reveal questions. Keep it; the address bar does not show it."
         )
         st.code(teacher_link(_page_url(), me.code, me.secret), None)
-    st.subheader("The question asked now")
+    st.header("The question asked now")
     live_counts(me)
     _roster(me, info.students)
     return True
@@ -321,7 +337,7 @@ def _roster(me: TeacherLink, joined: int) -> None:
 
 def _join() -> None:
     """The Join button: the store checks the code and the nickname; a student who joined this
-    class before keeps their id (and score)."""
+    class before keeps their id (and score). The focus goes to the class's question."""
     code = st.session_state.get("live_code") or ""
     mine = studying()
     try:
@@ -330,6 +346,7 @@ def _join() -> None:
             code, student_id=again, nickname=st.session_state.get("live_nickname")
         )
         st.session_state[STUDENT_KEY] = StudentLink(normalize_code(code), me)
+        land("live_student", itself=True)
     except InputError as err:
         st.session_state["_live_join_problem"] = err
 
@@ -339,6 +356,7 @@ def leave_class() -> None:
     st.session_state.pop(STUDENT_KEY, None)
     for name in (JOIN, ME):
         st.query_params.pop(name, None)
+    land("live_code")
 
 
 def join_form() -> None:
@@ -363,10 +381,13 @@ def join_form() -> None:
 
 
 def _answer(me: StudentLink, qid: str, text: str) -> None:
+    """An option's button: the answer goes to the store, the focus to what the device shows
+    now (the buttons go)."""
     try:
         default_store().answer(me.code, me.me, qid, text)
     except InputError as err:
         st.session_state["_live_answer_problem"] = err
+    land("live_student", itself=True)
 
 
 @st.fragment(run_every=STUDENT_POLL_S)
@@ -376,26 +397,30 @@ def student_view() -> None:
     me = studying()
     if me is None:
         return
+    landing()
     try:
         now = default_store().follow(me.code, me.me)
     except InputError as err:
         show_error(err)
         return
-    if problem := st.session_state.pop("_live_answer_problem", None):
-        show_error(problem)
-    if now.posed is None:
-        st.info("Waiting for the teacher's first question…", icon=":material/hourglass:")
-    else:
-        _question(me, now.posed.question, now.posed.revealed, now.mine)
-    st.metric(
-        "Your score",
-        f"{now.right} / {now.answered}",
-        help="Right answers / answers, over the questions revealed so far",
-    )
+    with st.container(key="live_student"):
+        if problem := st.session_state.pop("_live_answer_problem", None):
+            show_error(problem)
+        if now.posed is None:
+            st.info("Waiting for the teacher's first question…", icon=":material/hourglass:")
+            say("live_student", "Waiting for the teacher's first question.")
+        else:
+            _question(me, now.posed.question, now.posed.revealed, now.mine)
+        st.metric(
+            "Your score",
+            f"{now.right} / {now.answered}",
+            help="Right answers / answers, over the questions revealed so far",
+        )
 
 
 def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | None) -> None:
-    st.markdown(f"### {plain(live.prompt)}")
+    st.markdown(f"## {plain(live.prompt)}")
+    say("live_student", _news(live, revealed, mine))
     if mine is None and not revealed:
         options = st.container(key="live_options")
         for k, option in enumerate(live.options):
@@ -424,3 +449,17 @@ def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | N
             f"You answered {plain(mine)}. {plain(chosen.feedback)}",
             icon=":material/lightbulb:",
         )
+
+
+def _news(live: LiveQuestion, revealed: bool, mine: str | None) -> str:
+    """What the student's live region says about the question now: it is new, answered, or
+    revealed (spoken once, when it changes)."""
+    if revealed:
+        chosen = live.option(mine) if mine is not None else None
+        answer = f"The answer: {', '.join(right_options(live))}."
+        if chosen is None:
+            return f"{answer} You did not answer this one."
+        return f"{answer} You answered {mine}: {'right' if chosen.correct else 'not right'}."
+    if mine is not None:
+        return f"Your answer: {mine}. Waiting for the reveal."
+    return f"New question: {live.prompt}"
