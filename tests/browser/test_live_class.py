@@ -4,7 +4,8 @@ context of their own (their own cookies, so their own Streamlit session).
 The teacher starts a class on the Class page and presents the step-through lesson; the
 students open the join link, join and answer; the teacher's panel counts them without a click
 (it polls every second), the teacher reveals, the students see their feedback, and a reload
-keeps a student's score.
+keeps a student's score. axe checks the teacher's Class page, each student's page when asked
+and after Reveal, and the teacher's slide after Reveal.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from .axe import assert_accessible
 from .conftest import (
     MAIN,
     OUTPUT,
@@ -51,6 +53,7 @@ def _start_and_present(teacher: Page, server: StreamlitServer) -> str:
         teacher.locator(".st-key-live_start button").click()
     link = teacher.locator(".lnlab-join b").inner_text()
     expect(teacher.locator(".lnlab-qr")).to_be_visible()
+    assert_accessible(teacher, "the teacher's Class page")
     with expect_rerun(teacher):
         teacher.locator(MAIN).get_by_role("button", name="Step through one token").click()
     expect(teacher).to_have_url(re.compile(r"/step_through\?.*present=1"))
@@ -77,6 +80,7 @@ def _join_and_answer(student: Page, link: str, seat: int) -> float:
     options = student.locator(".st-key-live_options button")
     expect(options.first).to_be_visible(timeout=LIVE_MS)
     assert not phone_problems(student)
+    assert_accessible(student, f"student {seat}'s Class page, asked")
     options.nth(seat % options.count()).click()
     return time.monotonic()
 
@@ -102,6 +106,7 @@ def test_a_live_class(browser: Browser, streamlit_server: StreamlitServer):
         teacher.locator('[class*="st-key-live_reveal_"] button').click()
         expect(panel).to_contain_text("Revealed", timeout=LIVE_MS)
         assert not measure(teacher).problems()  # and with the result revealed
+        assert_accessible(teacher, "the teacher's slide after Reveal")
         teacher.screenshot(path=OUTPUT / "live" / "teacher-revealed.png")
 
         scores = []
@@ -109,6 +114,7 @@ def test_a_live_class(browser: Browser, streamlit_server: StreamlitServer):
             expect(student.locator(FEEDBACK).first).to_contain_text("You answered", timeout=LIVE_MS)
             expect(student.locator(MAIN)).to_contain_text("The answer")
             scores.append(student.locator(SCORE).inner_text())
+            assert_accessible(student, f"student {seat} after Reveal")
             student.screenshot(path=OUTPUT / "live" / f"student-{seat}.png")
         assert all(re.fullmatch(r"[01] / 1", s) for s in scores), scores
 
