@@ -38,9 +38,11 @@ BASE_CSS = """
     > :has(> [data-testid="stMain"]) { margin-left: 300px; }
 }
 div.stMainBlockContainer.block-container { max-width: initial; min-width: auto; }
-/* and the content shows once the first run is drawn (lnlab/ui/assets/assist.js) */
-html.lnlab-loading [data-testid="stMain"],
-html.lnlab-loading [data-testid="stSidebarContent"] { visibility: hidden; }
+/* and the content shows once the first run is drawn (lnlab/ui/assets/assist.js); every
+   element, since some of Streamlit's set their own visibility */
+html.lnlab-loading [data-testid="stMain"], html.lnlab-loading [data-testid="stMain"] *,
+html.lnlab-loading [data-testid="stSidebarContent"],
+html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !important; }
 @media (min-width: 864px) {
   div.stMainBlockContainer.block-container { padding-left: 5rem; padding-right: 5rem; }
 }

@@ -5,8 +5,9 @@
 //   shift when the app's first run sends it): the class lnlab-present on <html>;
 // - the page's content shown once the first run is drawn, not piece by piece as Streamlit's
 //   lazily loaded widgets replace their placeholders, each taller than the placeholder
-//   (layout shifts of 0.1 to 0.2): the class lnlab-loading on <html> until then (charts,
-//   whose placeholders already have the chart's height, are not waited for);
+//   and as its fonts arrive (layout shifts of 0.1 to 0.2): the class lnlab-loading on <html>
+//   until then (charts, whose placeholders already have the chart's height, are not waited
+//   for);
 // - one polite live region (role status) that speaks a slot's text when it changes (4.1.3);
 // - the focus kept where the user is after an action that redraws or removes the focused
 //   control, or put where the action asked (lnlab.ui.assist.land) (2.4.3);
@@ -26,7 +27,7 @@
   root.classList.toggle("lnlab-present", presenting());
 
   // ---------------------------------------------------------------- the first paint
-  const SHOW_BY_MS = 8000; // whatever happens, the page shows this long after it started
+  const SHOW_BY_MS = 30000; // whatever happens, the page shows this long after it started
   const started = performance.now();
   root.classList.add("lnlab-loading");
 
@@ -37,6 +38,7 @@
     const script = app.getAttribute("data-test-script-state");
     if (connection === "DISCONNECTED_FOREVER" || script === "compilationError") return true;
     if (connection !== "CONNECTED" || script !== "notRunning") return false;
+    if (document.fonts && document.fonts.status !== "loaded") return false; // text reflows
     const waiting = [...document.querySelectorAll('[data-testid="stSkeleton"]')];
     return waiting.every((el) => el.closest('[class*="st-key-chart_"]'));
   }
@@ -204,6 +206,7 @@
       attributeFilter: ["disabled", "data-stale", "data-test-script-state"],
     });
     setTimeout(soon, SHOW_BY_MS + 100);
+    if (document.fonts) document.fonts.addEventListener("loadingdone", soon);
     window.addEventListener("resize", soon);
     window.addEventListener("focusout", soon);
     soon();
