@@ -72,22 +72,25 @@ def chart(fig: Figure, key: str | None = None) -> None:
     """A Plotly figure, with what it shows for a reader who cannot see it.
 
     Its label and one-sentence summary are the chart's accessible name (Streamlit's `alt`)
-    and stand under it with its caption; "The numbers as a table" (a switch, one key press)
+    and stand under it with its caption (on a slide, the caption alone: the room sees the
+    chart, and the slide has no room); "The numbers as a table" (a switch, one key press)
     draws what it plots as a table (at most TABLE_CELLS cells). The toolbar downloads it as
     PNG or SVG (the sidebar's choice). On a slide the chart is at most SLIDE_CHART_HEIGHT
     tall and its text projector-sized.
     """
     plot = fig.plot()
-    if presenting():
+    slide = presenting()
+    if slide:
         plot = _slide_sized(plot)
     name = key or fig.name
     file_format = st.session_state.get("figure_format", "png")
     config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{fig.name}"}}
     alt = ". ".join(p.rstrip(".") for p in (fig.label, fig.summary) if p) or None
     st.plotly_chart(plot, key=f"chart_{name}", config=config, alt=alt and alt + ".")
-    words = [f"**{fig.label}.**" if fig.label else "", fig.summary, fig.caption]
-    if any(words):
-        st.caption(" ".join(w for w in words if w))
+    label = f"**{fig.label}.**" if fig.label else ""
+    words = [fig.caption] if slide else [label, fig.summary, fig.caption]
+    if text := " ".join(w for w in words if w):
+        st.caption(text)
     if st.toggle("The numbers as a table", key=f"numbers_{name}"):
         _numbers_of(fig)
 

@@ -1,7 +1,10 @@
 """The app's CSS: every page, and presenter mode on top.
 
 Presenter mode is sized for a projector at 1024 x 768: no sidebar or header, body text about
-21 px, tables 18 px, captions 16 px, and compact spacing so one slide fits one screen.
+21 px, tables and captions 16 px, and compact spacing so one slide fits one screen. (Tables
+were meant to be 18 px, but the page's CSS, sent after presenter mode's, set them back to
+16 px, and every slide was made to fit so; in the page's HTML presenter mode's rules come
+last, so a rule for 18 px would now apply and push tables off the slides.)
 
 Text stands at least 4.5:1 against the page in Streamlit's light and dark themes: captions and
 padding cells are the text colour at 80 % and 75 % opacity (Streamlit's own captions are
@@ -85,7 +88,6 @@ PRESENTER_CSS = """
 .stMarkdown h2, h2 { font-size: 1.45rem !important; padding: 0.1rem 0 !important; }
 .stMarkdown h3, h3 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
 .katex { font-size: 1.25em !important; }
-.lnlab-table { font-size: 1.15rem; }
 [data-testid="stMetricValue"] { font-size: 2rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem; }
 [data-testid="stWidgetLabel"] p { font-size: 1.1rem; }
