@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 
 from lnlab.core.numbers import fmt
 from lnlab.labs.padding import batch as pad
@@ -271,13 +272,15 @@ def _picked(view: View) -> str:
     )
 
 
-def _output_summary(lab: pad.PaddingLab, y: np.ndarray, name: str) -> str:
-    """An output heatmap in words: its real rows' values and its PAD rows'."""
+def _output_figure(
+    lab: pad.PaddingLab, plot: go.Figure, y: np.ndarray, norm: str, name: str, caption: str
+) -> Figure:
+    """A norm's output heatmap, summed up in words: its real rows' values and its PAD rows'."""
     rows = y.reshape(-1, pad.DIM)
-    text = f"{name}: the real tokens' values run {spread(rows[lab.real])}"
+    summary = f"{norm}: the real tokens' values run {spread(rows[lab.real])}"
     if lab.pad_count:
-        text += f"; the PAD rows' {spread(rows[~lab.real])}"
-    return text + "."
+        summary += f"; the PAD rows' {spread(rows[~lab.real])}"
+    return Figure(plot, name, caption, label=f"{norm}'s output", summary=summary + ".")
 
 
 def _cells(lab: pad.PaddingLab, view: View) -> Section:
@@ -391,12 +394,13 @@ def _outputs(
             formulas=(rule,),
             worked=pad_row,
             numbers=(Table(rows_frame(lab, naive.y), on_slide=False),),
-            figure=Figure(
+            figure=_output_figure(
+                lab,
                 figures[0],
+                naive.y,
+                "Naive Batch Norm",
                 "pad-naive-bn",
                 "Each PAD row becomes (0 − μ)/σ_ε + β: not zero.",
-                label="Naive Batch Norm's output",
-                summary=_output_summary(lab, naive.y, "Naive Batch Norm"),
             ),
             question=question,
             callouts=no_pads,
@@ -410,12 +414,13 @@ def _outputs(
             ),
             formulas=(rule,),
             numbers=(Table(rows_frame(lab, masked.y), on_slide=False),),
-            figure=Figure(
+            figure=_output_figure(
+                lab,
                 figures[1],
+                masked.y,
+                "Masked Batch Norm",
                 "pad-masked-bn",
                 "PAD positions ignored and left at 0.",
-                label="Masked Batch Norm's output",
-                summary=_output_summary(lab, masked.y, "Masked Batch Norm"),
             ),
             question=masked_question,
         ),
@@ -425,12 +430,13 @@ def _outputs(
             explanation="Each token is normalized with its own mean and σ_ε.",
             formulas=(r"y_t = \gamma\,\frac{x_t - \mu_t}{\sqrt{\sigma_t^2 + \epsilon}} + \beta",),
             numbers=(Table(rows_frame(lab, ln.y), on_slide=False),),
-            figure=Figure(
+            figure=_output_figure(
+                lab,
                 figures[2],
+                ln.y,
+                "Layer Norm",
                 "pad-ln",
                 "A PAD row comes out as β (NaN with ε = 0).",
-                label="Layer Norm's output",
-                summary=_output_summary(lab, ln.y, "Layer Norm"),
             ),
             callouts=(ln_note,) if pads.size else (),
         ),
