@@ -1,6 +1,7 @@
-"""axe-core's WCAG 2.2 A/AA violations on every page as a student, a phone and a projector
-see it: `python -m bench.axe`. Not a test (tests/browser/test_accessibility.py fails on any
-serious or critical one): the figures per page, by impact, for the record.
+"""axe-core's WCAG 2.2 A/AA violations (and headings out of order, unnamed table headers) on
+every page as a student, a phone (light and dark) and a projector see it:
+`python -m bench.axe`. Not a test (the browser tests fail on any serious or critical one:
+tests/browser/axe.py says which): the figures per page, by impact, for the record.
 
 Starts its own server as `make run` does and drives Debian's Chromium; axe-core comes from
 node_modules (`npm ci`). Appends its table to bench/results/axe.md.
@@ -18,13 +19,14 @@ from playwright.sync_api import sync_playwright
 
 from bench import chromium
 from bench.report import load_average, record
-from tests.browser.axe import violations
+from tests.browser.axe import ALSO, violations
 from tests.browser.conftest import APP_PAGES, new_app_page, start_server, wait_for_app
 
-VIEWS = (  # name, viewport, query
-    ("student 1366x768", {"width": 1366, "height": 768}, ""),
-    ("phone 390x844", {"width": 390, "height": 844}, ""),
-    ("presenter 1024x768", {"width": 1024, "height": 768}, "?v=1&present=1"),
+VIEWS = (  # name, viewport, query, dark theme
+    ("student 1366x768", {"width": 1366, "height": 768}, "", False),
+    ("phone 390x844", {"width": 390, "height": 844}, "", False),
+    ("phone 390x844 dark", {"width": 390, "height": 844}, "", True),
+    ("presenter 1024x768", {"width": 1024, "height": 768}, "?v=1&present=1", False),
 )
 IMPACTS = ("critical", "serious", "moderate", "minor")
 
@@ -40,8 +42,8 @@ def main() -> None:
         )
         try:
             for app_page in APP_PAGES:
-                for view, size, query in VIEWS:
-                    page = new_app_page(browser, size)
+                for view, size, query, dark in VIEWS:
+                    page = new_app_page(browser, size, dark=dark)
                     try:
                         page.goto(server.page_url(app_page) + query)
                         wait_for_app(page)
@@ -62,7 +64,8 @@ def main() -> None:
     notes = (
         f"{views} page views; violations (rules failed per view) in all: "
         + ", ".join(f"{totals[i]} {i}" for i in IMPACTS)
-        + f". axe-core {_axe_version()}, tags WCAG 2.0-2.2 A and AA, Chromium "
+        + f". axe-core {_axe_version()}, tags WCAG 2.0-2.2 A and AA and the rules "
+        f"{', '.join(ALSO)}, Chromium "
         f"({chromium.EXECUTABLE}). {load_average(before, os.getloadavg())}."
     )
     record("axe", "axe-core on every page", rows, notes)

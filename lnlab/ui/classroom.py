@@ -366,6 +366,7 @@ def join_form() -> None:
     st.text_input(
         "Nickname (optional: only the teacher sees it)",
         key="live_nickname",
+        autocomplete="nickname",  # WCAG 1.3.5: the browser may fill it in
         max_chars=40,  # more than allowed, so a long one gets a message, not a silent cut
     )
     st.button(
