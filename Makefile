@@ -7,6 +7,10 @@ N ?= 2
 CLUSTER_PORT ?= 8500
 CLUSTER_ARGS ?=
 
+# axe-core (the browser tests' accessibility checks) and Lighthouse (bench.lighthouse), pinned
+# in package-lock.json
+NODE_TOOLS := node_modules/.package-lock.json
+
 .PHONY: run cluster test bench compose-check
 
 run: $(VENV)/.runtime-installed
@@ -23,7 +27,7 @@ cluster: $(VENV)/.runtime-installed
 compose-check: $(VENV)/.dev-installed
 	PYTHON=$(BIN)/python scripts/compose-check
 
-test: $(VENV)/.dev-installed
+test: $(VENV)/.dev-installed $(NODE_TOOLS)
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
 	scripts/ensure-haproxy
@@ -31,7 +35,7 @@ test: $(VENV)/.dev-installed
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.dev-installed
+bench: $(VENV)/.dev-installed $(NODE_TOOLS)
 	$(BIN)/python -m bench
 
 $(VENV)/.runtime-installed: requirements.txt
@@ -43,3 +47,7 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@ $(VENV)/.runtime-installed
+
+$(NODE_TOOLS): package.json package-lock.json
+	scripts/ensure-node
+	npm ci --no-audit --no-fund --loglevel=error

@@ -8,8 +8,8 @@ import streamlit as st
 
 from lnlab import ui  # first: loads the heavy libraries once, before any page runs
 from lnlab.core.backend import device_summary
+from lnlab.labs.transformer.lesson import diagram
 from lnlab.labs.transformer.model import POST_NORM
-from lnlab.labs.transformer.plots import block_diagram
 from lnlab.teach.steps import STEPS
 
 
@@ -25,19 +25,14 @@ st.markdown(
     "Layer Norm rescales each token's features to mean 0 and standard deviation 1, "
     "then lets the model scale and shift them back with learned $\\gamma$ and $\\beta$."
 )
-st.subheader("Where it sits in a Transformer block")
+st.header("Where it sits in a Transformer block")
 st.markdown(
     "Input → Multi-Head Attention → **Add & Norm** → Feed-Forward → **Add & Norm** → output"
 )
-ui.chart(
-    block_diagram(POST_NORM),
-    "home-block",
-    "One encoder block of the original Transformer: each sublayer's output is added to its "
-    "input (the residual) and then layer-normalized.",
-)
-st.subheader("The five steps, for one token $x_1, \\dots, x_D$")
+ui.chart(diagram(POST_NORM, "home-block"))
+st.header("The five steps, for one token $x_1, \\dots, x_D$")
 for number, step in enumerate(STEPS, start=1):
     st.latex(rf"{number}.\ {step.formula}")
-st.subheader("Explore")
+st.header("Explore")
 for page in ui.PAGES:
     st.page_link(page.path, label=f"{page.title}: {page.blurb}", icon=page.icon)

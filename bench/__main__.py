@@ -1,7 +1,8 @@
 """`python -m bench`: the benchmarks in turn; each prints its table and appends it to results/.
 
-bench.load (a class of 30 to 300 through HAProxy, about 12 minutes) runs on its own:
-`python -m bench.load`.
+bench.load (a class of 30 to 300 through HAProxy, about 12 minutes) and bench.lighthouse
+(Lighthouse on every page through HAProxy, 5 to 20 minutes) run on their own:
+`python -m bench.load`, `python -m bench.lighthouse`.
 """
 
 import importlib
@@ -21,6 +22,7 @@ BENCHMARKS = (
     "bench.gpu_fairness",
     "bench.training",
     "bench.training_line",
+    "bench.axe",
 )
 
 for name in BENCHMARKS:

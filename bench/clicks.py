@@ -85,7 +85,7 @@ LESSON = App(
     "step_through_prev",
     "step_through_next",
     _section_number,
-    "(n) => [...document.querySelectorAll('h3')].some(h => h.textContent.startsWith(`${n}. `))",
+    "(n) => [...document.querySelectorAll('h2')].some(h => h.textContent.startsWith(`${n}. `))",
 )
 FLOOR = App(
     Target("minimal: Previous, Next, counter", "bench/minimal_next.py", "/", "mini_next", str),

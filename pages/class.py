@@ -18,7 +18,7 @@ if teacher is not None and classroom.teacher_view():
     with join_col:
         classroom.join_card(teacher.code)
     with lessons_col:
-        st.subheader("Present a lesson")
+        st.header("Present a lesson")
         st.caption(
             "Opens in presenter mode at the lesson's first question: press Ask the class "
             "there. ← goes back to its first slide."
@@ -31,7 +31,7 @@ if teacher is not None and classroom.teacher_view():
                 st.switch_page(page.path)
         classroom.class_info_line()
         classroom.end_button()
-    st.subheader("The question asked now")
+    st.header("The question asked now")
     classroom.class_question(teacher)
     classroom.roster()
     classroom.teacher_link_copy()
@@ -47,10 +47,10 @@ else:
     )
     join_col, teach_col = st.columns(2, gap="large")
     with join_col:
-        st.subheader("Join a class")
+        st.header("Join a class")
         classroom.join_form()
     with teach_col:
-        st.subheader("Teach a class")
+        st.header("Teach a class")
         st.caption("You get a join code, a join link and a QR code to show the room.")
         st.button(
             "Start a class",

@@ -210,3 +210,35 @@ def front_of_line_held(owner: str = "another visitor") -> Iterator[None]:
     finally:
         release.set()
         holder.join(10)
+
+
+def chart_contrast_problems(spec: Mapping) -> list[str]:
+    """What in a chart (plotly JSON) falls under WCAG's contrast against Streamlit's light or
+    dark page (lnlab.teach.figures.BACKGROUNDS): a trace's own colour (bars, lines, markers)
+    under 3:1, a heatmap cell's number under 4.5:1 on its cell's colour (as drawn, under any
+    wash: lnlab.teach.figures.cell_colours)."""
+    from lnlab.teach.figures import BACKGROUNDS, cell_colours, contrast
+
+    problems = []
+    traces = spec.get("data", [])
+    for trace in traces:
+        for part in ("marker", "line"):
+            colours = (trace.get(part) or {}).get("color")
+            for colour in colours if isinstance(colours, list) else [colours]:
+                if not isinstance(colour, str) or not colour.startswith(("#", "rgb(")):
+                    continue
+                worst = min(contrast(colour, b) for b in BACKGROUNDS)
+                if worst < 3:
+                    problems.append(f"{trace.get('name')}: {part} {colour} at {worst:.2f}:1")
+    heat = next((t for t in traces if t.get("type") == "heatmap"), None)
+    numbers = [t for t in traces if t.get("mode") == "text" and "textfont" in t]
+    if heat is not None:
+        z = pd.DataFrame(heat["z"]).astype(float).to_numpy()
+        fill = cell_colours(z, float(heat["zmax"]), spec.get("layout", {}).get("shapes", []))
+        columns, rows = list(heat["x"]), list(heat["y"])
+        for t in numbers:
+            for x, y, ink in zip(t["x"], t["y"], t["textfont"]["color"], strict=True):
+                cell = "rgb({}, {}, {})".format(*fill[rows.index(y), columns.index(x)].round())
+                if contrast(ink, cell) < 4.5:
+                    problems.append(f"cell {y}, {x}: {ink} on {cell}")
+    return problems

@@ -48,3 +48,8 @@ def tally_bars(groups: Sequence[str], counts: Mapping[str, int]) -> go.Figure:
         "showlegend": False,
     }
     return figure([trace], layout)
+
+
+def tally_summary(groups: Sequence[str], counts: Mapping[str, int]) -> str:
+    """The bars in words, in their order: "Right 2, Dividing by D − 1 1, Something else 0."."""
+    return ", ".join(f"{group_name(g)} {int(counts.get(g, 0))}" for g in groups) + "."

@@ -19,6 +19,7 @@ from typing import Literal
 import pandas as pd
 import plotly.graph_objects as go
 
+from lnlab.teach.figures import figure_table
 from lnlab.teach.quiz import Question
 from lnlab.teach.tables import table_html
 
@@ -42,16 +43,17 @@ class Table:
     on_slide: bool = True
     _html: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def html(self, max_numbers: int | None = None) -> tuple[str, int]:
+    def html(self, max_numbers: int | None = None, name: str = "") -> tuple[str, int]:
         """The table as HTML (lnlab.teach.tables.table_html) with at most `max_numbers` number
-        columns, and how many were left out. Kept once made: a lesson is built once and
-        drawn on every click."""
-        if max_numbers not in self._html:
+        columns, and how many were left out; its region is called `name`, else its caption.
+        Kept once made: a lesson is built once and drawn on every click."""
+        if (max_numbers, name) not in self._html:
             frame = self.frame
             numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
             hidden = numeric[max_numbers:] if max_numbers is not None else []
-            self._html[max_numbers] = (table_html(frame.drop(columns=hidden)), len(hidden))
-        return self._html[max_numbers]
+            body = table_html(frame.drop(columns=hidden), name or self.caption)
+            self._html[max_numbers, name] = (body, len(hidden))
+        return self._html[max_numbers, name]
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,20 @@ class Figure:
 
     `figure` may be a function that builds it: a lesson has a chart in many sections, a click
     shows one, and each is built the first time it is drawn, then kept.
+
+    For a reader who cannot see it (WCAG 2.2, 1.1.1): `label` names the chart, `summary` says
+    in one sentence what it shows, written by the lesson from the example's numbers ("x's mean
+    5 is marked; ..."), and `data` is what it draws as a table (default: read off the figure,
+    lnlab.teach.figures.figure_table; a diagram gives its own).
     """
 
     figure: go.Figure | Callable[[], go.Figure]
     name: str
     caption: str
     on_slide: bool = True
+    label: str = ""
+    summary: str = ""
+    data: pd.DataFrame | Callable[[], pd.DataFrame] | None = None
     _built: list = field(default_factory=list, compare=False, repr=False)
 
     def plot(self) -> go.Figure:
@@ -75,6 +85,14 @@ class Figure:
         if not self._built:
             self._built.append(self.figure())
         return self._built[0]
+
+    def table(self) -> pd.DataFrame | None:
+        """The chart's numbers as a table: `data`, or read off the figure."""
+        if isinstance(self.data, pd.DataFrame):
+            return self.data
+        if self.data is not None:
+            return self.data()
+        return figure_table(self.plot())
 
 
 @dataclass(frozen=True)

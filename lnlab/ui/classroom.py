@@ -45,7 +45,7 @@ from lnlab.classroom.links import (
 )
 from lnlab.classroom.live import LiveQuestion
 from lnlab.classroom.nicknames import shown_apart
-from lnlab.classroom.plots import tally_bars
+from lnlab.classroom.plots import tally_bars, tally_summary
 from lnlab.classroom.store import (
     CLASS_HOURS,
     ClassError,
@@ -60,6 +60,7 @@ from lnlab.teach.lesson import Section
 from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import Question
 from lnlab.ui import claims
+from lnlab.ui.assist import land, landing, say
 
 TEACHER_KEY = "live_teacher"
 STUDENT_KEY = "live_student"
@@ -267,6 +268,7 @@ def start_class() -> None:
     st.session_state[TEACHER_KEY] = TeacherLink(new.code, new.teacher_secret)
     st.session_state["_live_claim_checked"] = True
     claims.keep_teacher_claim(new.code, new.teacher_secret, CLASS_HOURS * 3600)
+    land("live_join_card", itself=True)  # the focus goes to how to join
 
 
 def start_problem() -> None:
@@ -370,11 +372,12 @@ def join_card(code: str) -> None:
     when the teacher's own address is this machine's loopback, what phones use instead."""
     base = _join_base()
     link = join_link(base.url, code)
-    st.html(
-        f'<div class="lnlab-join"><span>Join at</span> <b>{html.escape(link)}</b>'
-        f'<div class="lnlab-code">{html.escape(display_code(code))}</div></div>'
-    )
-    st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
+    with st.container(key="live_join_card"):
+        st.html(
+            f'<div class="lnlab-join"><span>Join at</span> <b>{html.escape(link)}</b>'
+            f'<div class="lnlab-code">{html.escape(display_code(code))}</div></div>'
+        )
+        st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
     if base.unreachable:
         _unreachable_note(base)
 
@@ -546,6 +549,7 @@ def _teacher_does(me: TeacherLink, action: str, what: LiveQuestion | str) -> Non
     st.session_state["_live_changed"] = True
     if action == "reveal":
         st.session_state["_live_show_answers"] = what
+        land("live_panel", itself=True)  # the Reveal button goes: the focus stays on the panel
 
 
 def _ask_row(me: TeacherLink, live: LiveQuestion) -> None:
@@ -592,6 +596,8 @@ def _count(me: TeacherLink, live: LiveQuestion) -> None:
     except InputError as err:
         problem(err)
         return
+    landing()
+    say("live_teacher", f"Asked the class: {live.prompt}")
     with st.container(horizontal=True, vertical_alignment="center", key="live_panel"):
         st.html(
             f'<p class="lnlab-live-count"><b>{tally.answered} of {tally.joined}</b> answered</p>'
@@ -617,6 +623,12 @@ def _revealed(me: TeacherLink, live: LiveQuestion) -> None:
         problem(err)
         return
     right = tally.by_group.get("right", 0)
+    landing()
+    say(
+        "live_teacher",
+        f"Revealed: {', '.join(right_options(live))}. {tally.answered} of {tally.joined} "
+        f"answered: {tally_summary(live.groups, tally.by_group)}",
+    )
     st.button(
         f"Answer: {plain(', '.join(right_options(live)))} · {right} of {tally.answered} right",
         key=f"live_answers_{live.qid}",
@@ -637,6 +649,7 @@ def _answers_dialog(live: LiveQuestion, tally: Tally) -> None:
         tally_bars(live.groups, tally.by_group),
         key="live_bars",
         config={"displayModeBar": False},
+        alt=f"Answers by group: {tally_summary(live.groups, tally.by_group)}",
     )
 
 
@@ -678,6 +691,7 @@ def class_question(me: TeacherLink) -> None:
             tally_bars(live.groups, tally.by_group),
             key="live_bars",
             config={"displayModeBar": False},
+            alt=f"Answers by group: {tally_summary(live.groups, tally.by_group)}",
         )
 
 
@@ -757,6 +771,7 @@ def _join() -> None:
             address=claims.client_address(),
         )
         st.session_state[STUDENT_KEY] = StudentLink(normalize_code(code), me)
+        land("live_student", itself=True)  # the focus goes to the class's question
     except InputError as err:
         st.session_state["_live_join_problem"] = err
 
@@ -765,6 +780,7 @@ def _leave() -> None:
     """This device stops following the class (a student's answers stay in the class)."""
     st.session_state.pop(STUDENT_KEY, None)
     st.query_params.pop(JOIN, None)
+    land("live_code")
 
 
 @st.dialog("Leave the class?", on_dismiss=_close_dialog)
@@ -791,6 +807,7 @@ def join_form() -> None:
     st.text_input(
         "Nickname (optional: only the teacher sees it)",
         key="live_nickname",
+        autocomplete="nickname",  # WCAG 1.3.5: the browser may fill it in
         max_chars=100,  # more than allowed, so a long one gets a message, not a silent cut
     )
     st.button(
@@ -806,6 +823,9 @@ def join_form() -> None:
 
 
 def _answer(me: StudentLink, qid: str, text: str) -> None:
+    """An option's button: the answer goes to the store, the focus to what the device shows
+    now (the buttons go)."""
+    land("live_student", itself=True)
     try:
         stored = default_store().answer(me.code, me.me, qid, text)
     except StoreDown as err:
@@ -829,6 +849,7 @@ def student_view() -> None:
     me = studying()
     if me is None:
         return
+    landing()
     try:
         now = default_store().follow(me.code, me.me)
     except StoreDown as err:
@@ -839,21 +860,24 @@ def student_view() -> None:
         if isinstance(err, ClassError) and "has ended" in str(err):
             st.button("Back to the join form", key="live_after_end", on_click=_leave)
         return
-    if err := st.session_state.pop("_live_answer_problem", None):
-        problem(err)
-    if now.posed is None:
-        st.info("Waiting for the teacher's first question…", icon=":material/hourglass:")
-    else:
-        _question(me, now.posed.question, now.posed.revealed, now.mine)
-    st.metric(
-        "Your score",
-        f"{now.right} / {now.answered}",
-        help="Right answers / answers, over the questions revealed so far",
-    )
+    with st.container(key="live_student"):
+        if err := st.session_state.pop("_live_answer_problem", None):
+            problem(err)
+        if now.posed is None:
+            st.info("Waiting for the teacher's first question…", icon=":material/hourglass:")
+            say("live_student", "Waiting for the teacher's first question.")
+        else:
+            _question(me, now.posed.question, now.posed.revealed, now.mine)
+        st.metric(
+            "Your score",
+            f"{now.right} / {now.answered}",
+            help="Right answers / answers, over the questions revealed so far",
+        )
 
 
 def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | None) -> None:
-    st.markdown(f"### {plain(live.prompt)}")
+    st.markdown(f"## {plain(live.prompt)}")
+    say("live_student", _news(live, revealed, mine))
     if mine is None and not revealed:
         options = st.container(key="live_options")
         for k, option in enumerate(live.options, 1):
@@ -885,3 +909,17 @@ def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | N
             f"You answered {plain(mine)}. {plain(chosen.feedback)}",
             icon=":material/lightbulb:",
         )
+
+
+def _news(live: LiveQuestion, revealed: bool, mine: str | None) -> str:
+    """What the student's live region says about the question now: it is new, answered, or
+    revealed (spoken once, when it changes)."""
+    if revealed:
+        chosen = live.option(mine) if mine is not None else None
+        answer = f"The answer: {', '.join(right_options(live))}."
+        if chosen is None:
+            return f"{answer} You did not answer this one."
+        return f"{answer} You answered {mine}: {'right' if chosen.correct else 'not right'}."
+    if mine is not None:
+        return f"Your answer: {mine}. Waiting for the reveal."
+    return f"New question: {live.prompt}"

@@ -20,6 +20,7 @@ from lnlab.teach.export import Exports
 from lnlab.teach.figures import figure as plain_figure
 from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
+from lnlab.ui.assist import landing, say
 from lnlab.ui.classroom import (
     ASKED,
     FIRST_QUESTION_KEY,
@@ -33,12 +34,13 @@ from lnlab.ui.classroom import (
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
-from lnlab.ui.quiz import ask
+from lnlab.ui.quiz import ask, verdict
 from lnlab.ui.rerun import pace, rerun_if_asked
 
 SLIDE_CHART_HEIGHT = 340  # px: a slide's chart beside its text, at 1024 x 768
 SLIDE_COLUMNS = 8  # a slide's table shows at most this many number columns
 SLIDE_FONT = {"font": 16, "title": 18, "ticks": 15, "cells": 16}  # px, on a projector
+TABLE_CELLS = 1_200  # a chart's numbers as a table: at most this many cells are drawn
 
 Control = Callable[[], None]
 
@@ -59,12 +61,13 @@ def metric(m: Metric) -> None:
     st.metric(m.label, shown, help="\n\n".join(p for p in (m.help, note) if p) or None)
 
 
-def table(data: Table | pd.DataFrame) -> None:
+def table(data: Table | pd.DataFrame, name: str = "") -> None:
     """A table as HTML (lnlab.teach.tables): every number rounded by lnlab.core.numbers.fmt against
-    its column's scale, its exact value in the cell's tooltip; text as typed (escaped). On a slide
-    at most SLIDE_COLUMNS number columns show, with a note of how many more."""
+    its column's scale, its exact value in the cell's tooltip; text as typed (escaped); in a
+    region named `name` (or the table's caption). On a slide at most SLIDE_COLUMNS number
+    columns show, with a note of how many more."""
     t = data if isinstance(data, Table) else Table(data)
-    body, hidden = t.html(SLIDE_COLUMNS if presenting() else None)
+    body, hidden = t.html(SLIDE_COLUMNS if presenting() else None, name)
     st.html(body)
     notes = [t.caption] if t.caption else []
     if hidden:
@@ -73,19 +76,49 @@ def table(data: Table | pd.DataFrame) -> None:
         st.caption(" ".join(notes))
 
 
-def chart(fig: go.Figure, name: str, caption: str, key: str | None = None) -> None:
-    """A Plotly figure with a caption that says what it shows.
+def chart(fig: Figure, key: str | None = None) -> None:
+    """A Plotly figure, with what it shows for a reader who cannot see it.
 
-    The toolbar downloads it as PNG or SVG (the sidebar's choice). On a slide the chart is
-    at most SLIDE_CHART_HEIGHT tall and its text projector-sized.
+    Its label and one-sentence summary are the chart's accessible name (Streamlit's `alt`)
+    and stand under it with its caption (on a slide, the caption alone: the room sees the
+    chart, and the slide has no room); "The numbers as a table" (a switch, one key press)
+    draws what it plots as a table (at most TABLE_CELLS cells). The toolbar downloads it as
+    PNG or SVG (the sidebar's choice). On a slide the chart is at most SLIDE_CHART_HEIGHT
+    tall and its text projector-sized.
     """
-    if presenting():
-        fig = _slide_sized(fig)
+    plot = fig.plot()
+    slide = presenting()
+    if slide:
+        plot = _slide_sized(plot)
+    name = key or fig.name
     file_format = st.session_state.get("figure_format", "png")
-    config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{name}"}}
-    st.plotly_chart(fig, key=f"chart_{key or name}", config=config)
-    if caption:
-        st.caption(caption)
+    config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{fig.name}"}}
+    alt = ". ".join(p.rstrip(".") for p in (fig.label, fig.summary) if p) or None
+    st.plotly_chart(plot, key=f"chart_{name}", config=config, alt=alt and alt + ".")
+    label = f"**{fig.label}.**" if fig.label else ""
+    words = [fig.caption] if slide else [label, fig.summary, fig.caption]
+    if text := " ".join(w for w in words if w):
+        st.caption(text)
+    if st.toggle("The numbers as a table", key=f"numbers_{name}"):
+        _numbers_of(fig)
+
+
+def _numbers_of(fig: Figure) -> None:
+    """The chart's numbers as a table, cut to TABLE_CELLS cells with a note."""
+    frame = fig.table()
+    if frame is None:
+        st.caption("This chart draws no numbers.")
+        return
+    rows, columns = frame.shape
+    keep_columns = max(2, min(columns, TABLE_CELLS // max(rows, 1)))
+    keep_rows = max(1, min(rows, TABLE_CELLS // keep_columns))
+    shown = frame.iloc[:keep_rows, :keep_columns]
+    table(shown, name=f"{fig.label or 'The chart'}: the numbers")
+    if shown.shape != frame.shape:
+        st.caption(
+            f"The first {keep_rows} of {rows} rows and {keep_columns} of {columns} columns; "
+            "the downloads below hold every number."
+        )
 
 
 def _slide_sized(fig: go.Figure) -> go.Figure:
@@ -137,7 +170,7 @@ def show_section(
     result shows (the class's answer stands in the navigation row, lesson_view's).
     """
     slide = presenting()
-    st.subheader(f"{number}. {section.title}")
+    st.header(f"{number}. {section.title}")
     if live is not None and live.stage == ASKED:
         live.panel()  # the question, projector-sized: the slide's text waits for the reveal
         return
@@ -218,7 +251,7 @@ def _beside_and_below(
     (off slides)."""
     if fig is not None and fig_col is not None:
         with fig_col:
-            chart(fig.plot(), fig.name, fig.caption, key=f"{key}_{fig.name}")
+            chart(fig, key=f"{key}_{fig.name}")
     if section.detail and not slide:
         st.markdown(section.detail)
 
@@ -272,6 +305,7 @@ def _lesson_fragment(
     pace(fragment=True)
     rerun_if_asked()
     teacher_active()  # a teacher moving through the slides keeps their class open
+    landing()
     lesson = build()
     count = len(lesson.sections)
     ss = st.session_state
@@ -299,7 +333,19 @@ def _lesson_fragment(
             with nav:  # beside the slide number: the slide below needs all its height
                 live.panel()
         show_section(section, number=k + 1, control=control, quiz=quiz, place=place, live=live)
+    if not show_all:
+        _say_where(lesson, ss[slide_key], page, quiz)
     share_link(page, fields)
+
+
+def _say_where(lesson: Lesson, at: int, page: str, quiz: bool) -> None:
+    """For the live region: the section on screen, and its question's verdict once checked
+    (spoken when either changes: after Next, after Check)."""
+    section = lesson.sections[at]
+    words = [f"Section {at + 1} of {len(lesson.sections)}: {section.title}."]
+    if quiz and section.question is not None:
+        words.append(verdict(section.question))
+    say(f"{page}_lesson", " ".join(w for w in words if w))
 
 
 def _clamped(value: object, count: int) -> int:
@@ -357,7 +403,7 @@ def _step(key: str, delta: int, count: int) -> None:
 
 def exports(files: Exports) -> None:
     """ "Take the numbers with you": a download button per file, what they hold, the script."""
-    st.subheader("Take the numbers with you")
+    st.header("Take the numbers with you")
     for col, d in zip(st.columns(len(files.downloads)), files.downloads, strict=True):
         col.download_button(
             d.label,

@@ -8,6 +8,7 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from lnlab.ui import claims, classroom, icons
+from lnlab.ui.assist import landing
 from lnlab.ui.inputs import check_text_sizes
 from lnlab.ui.quiz import sidebar_score
 from lnlab.ui.rerun import pace
@@ -140,6 +141,7 @@ def page_setup(title: str) -> None:
     _figure_format_choice()
     sidebar_score()
     st.html(BASE_CSS)
+    landing()  # where the focus goes after the action that started this run, if it said
     check_text_sizes()
 
 

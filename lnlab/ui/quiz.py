@@ -12,6 +12,7 @@ import streamlit as st
 from lnlab.core.errors import InputError
 from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import RIGHT, Diagnosis, Question, diagnose, options, score
+from lnlab.ui.assist import land
 from lnlab.ui.inputs import KEEP, show_error, text_box
 from lnlab.ui.rerun import rerun_app
 
@@ -45,8 +46,9 @@ def _offers(question: Question) -> bool:
     return bool(question.choices or question.wrong)
 
 
-def _mark(question: Question) -> None:
-    """The Check button's callback: it runs before the rerun, so the sidebar score is current."""
+def _mark(question: Question, typed: bool) -> None:
+    """The Check button's callback: it runs before the rerun, so the sidebar score is current.
+    On a slide (not `typed`) the question gives way to its verdict, which takes the focus."""
     try:
         diagnosis = diagnose(question, _given(question))
     except InputError as err:
@@ -54,7 +56,15 @@ def _mark(question: Question) -> None:
         return
     st.session_state.setdefault(QUIZ_KEY, {}).setdefault(question.qid, diagnosis.correct)
     st.session_state.setdefault(DIAGNOSES_KEY, {})[question.qid] = diagnosis
+    if not typed:
+        land(f"verdict_{question.qid}", itself=True)
     rerun_app()  # the sidebar's score, outside the lesson's fragment, shows the new mark
+
+
+def verdict(question: Question) -> str:
+    """The checked question's verdict in a line ("Dividing by D − 1. The answer is 5."), or ""."""
+    shown: Diagnosis | None = st.session_state.get(DIAGNOSES_KEY, {}).get(question.qid)
+    return plain(shown.headline) if shown is not None else ""
 
 
 def ask(question: Question, *, typed: bool = True) -> bool:
@@ -67,7 +77,8 @@ def ask(question: Question, *, typed: bool = True) -> bool:
     """
     shown: Diagnosis | None = st.session_state.get(DIAGNOSES_KEY, {}).get(question.qid)
     if shown is not None and not typed:  # on a slide, once checked: the verdict alone
-        _feedback(shown, shown.headline)
+        with st.container(key=f"verdict_{question.qid}"):
+            _feedback(shown, shown.headline)
         return True
     with st.container(border=True, key=f"question_{question.qid}"):
         st.markdown(f"**Predict:** {plain(question.prompt)}")
@@ -84,7 +95,7 @@ def ask(question: Question, *, typed: bool = True) -> bool:
                 )
         else:
             text_box(st.text_input, "Your answer", key, MAX_ANSWER_CHARS, placeholder="a number")
-        st.button("Check", key=f"check_{question.qid}", on_click=_mark, args=(question,))
+        st.button("Check", key=f"check_{question.qid}", on_click=_mark, args=(question, typed))
         if problem := st.session_state.pop(f"_q_problem_{question.qid}", None):
             show_error(problem)
         if shown is not None:

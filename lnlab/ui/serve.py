@@ -4,7 +4,8 @@
 page that needs it, and every other session waits meanwhile. This launcher imports what the
 pages need first, then hands its arguments to `streamlit run app.py` in the same process, so
 the first visitor finds them loaded. It also makes the server mark the links it drops, so
-that the page can say so (lnlab.ui.links.mark_dropped_links). Arguments are Streamlit's
+that the page can say so (lnlab.ui.links.mark_dropped_links), and serve the page's HTML with
+the app's CSS and the assist script in it (lnlab.ui.shell). Arguments are Streamlit's
 (`--server.port 8502`).
 """
 
@@ -114,15 +115,16 @@ def no_referrer() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Warm, make the server mark the links it drops and return large freed blocks, then run
-    `streamlit run app.py <argv>`."""
+    """Warm, make the server mark the links it drops, serve the page with lnlab.ui.shell and
+    return large freed blocks, then run `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
-    from lnlab.ui import failover
+    from lnlab.ui import failover, shell
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
     no_referrer()
+    shell.install()  # the page's HTML carries the app's CSS and the assist script
     return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
     failover.install()  # a visitor moved here from another process: its first click works

@@ -1,9 +1,21 @@
 """The app's CSS: every page, and presenter mode on top.
 
 Presenter mode is sized for a projector at 1024 x 768: no sidebar or header, body text about
-21 px, tables 18 px, captions 16 px, and compact spacing so one slide fits one screen. The
-arrow and page keys move between slides, so buttons draw no focus frame there.
+21 px, tables and captions 16 px, and compact spacing so one slide fits one screen. (Tables
+were meant to be 18 px, but the page's CSS, sent after presenter mode's, set them back to
+16 px, and every slide was made to fit so; in the page's HTML presenter mode's rules come
+last, so a rule for 18 px would now apply and push tables off the slides.)
+
+Text stands at least 4.5:1 against the page in Streamlit's light and dark themes: captions and
+padding cells are the text colour at 80 % and 75 % opacity (Streamlit's own captions are
+3.9:1 on white). Whatever has the keyboard's focus is framed (FOCUS), on slides too.
+
+The launcher (lnlab.ui.shell) also puts these rules into the page's HTML (presenter mode's
+when the address says `present=1`), so they hold from the first paint, before the app's first
+run has sent them: nothing moves when it does.
 """
+
+FOCUS = "#1C95D9"  # 3.3:1 on white, 5.5:1 on Streamlit's dark background (#171614)
 
 BASE_CSS = """
 <style>
@@ -14,8 +26,36 @@ BASE_CSS = """
   white-space: nowrap;
 }
 .lnlab-table th { font-weight: 600; }
+.lnlab-table th.label { font-weight: 400; }
 .lnlab-table th:first-child, .lnlab-table td.label { text-align: left; }
-.lnlab-table td.pad { color: #888; }
+.lnlab-table td.pad { opacity: 0.75; }
+[data-testid="stCaptionContainer"] { color: inherit !important; opacity: 0.8; }
+/* Before the first run, the page is laid out as it will be after it, so nothing moves when it
+   arrives (from the page's HTML on, lnlab.ui.shell): the main area starts where the sidebar
+   will end (Streamlit opens it 300 px wide on screens over 768 px; without this the page
+   jumped right, a layout shift of 0.23 at 1366 x 768), and its content is as wide as
+   Streamlit's wide layout, which every page asks for (page_setup), makes it. */
+@media (min-width: 769px) {
+  html:not(.lnlab-present)
+    [data-testid="stAppViewContainer"]:not(:has(> [data-testid="stSidebar"]))
+    > :has(> [data-testid="stMain"]) { margin-left: 300px; }
+}
+div.stMainBlockContainer.block-container { max-width: initial; min-width: auto; }
+/* and the content shows once the first run is drawn (lnlab/ui/assets/assist.js); every
+   element, since some of Streamlit's set their own visibility */
+html.lnlab-loading [data-testid="stMain"], html.lnlab-loading [data-testid="stMain"] *,
+html.lnlab-loading [data-testid="stSidebarContent"],
+html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !important; }
+@media (min-width: 864px) {
+  div.stMainBlockContainer.block-container { padding-left: 5rem; padding-right: 5rem; }
+}
+/* what lnlab.ui.assist puts on the page for the assist script takes no room */
+[data-testid="stElementContainer"]:has(.lnlab-say),
+[data-testid="stElementContainer"]:has(.lnlab-land) { display: none !important; }
+.lnlab-sr-only {
+  position: absolute !important; width: 1px; height: 1px; padding: 0; margin: -1px;
+  overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0;
+}
 .lnlab-formula p { line-height: 2.4; margin-bottom: 0.2rem; }
 /* a formula with fractions under one whose fractions have subscripts (x_i / sigma_eps): the
    upper denominator clears the lower numerator */
@@ -54,8 +94,13 @@ BASE_CSS = """
 }
 /* a slider's invisible range input sits at its thumb and runs past a phone's edge */
 [data-testid="stSlider"] input[type="range"] { max-width: 1.5rem; }
+/* headings: h2 for a page's parts (after its h1), drawn at Streamlit's h3 size */
+[data-testid="stMain"] h2 { font-size: 1.75rem; }
+:focus-visible, button:focus-visible, [data-testid="stExpander"] summary:focus-visible {
+  outline: 3px solid __FOCUS__ !important; outline-offset: 2px;
+}
 </style>
-"""
+""".replace("__FOCUS__", FOCUS)
 
 PRESENTER_CSS = """
 <style>
@@ -66,10 +111,9 @@ PRESENTER_CSS = """
 .stMarkdown p, .stMarkdown li { font-size: 1.3rem; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 1rem; }
 .stMarkdown h1, h1 { font-size: 2rem !important; padding: 0.2rem 0 !important; }
-.stMarkdown h2, h2 { font-size: 1.7rem !important; padding: 0.1rem 0 !important; }
-.stMarkdown h3, h3 { font-size: 1.45rem !important; padding: 0.1rem 0 !important; }
+.stMarkdown h2, h2 { font-size: 1.45rem !important; padding: 0.1rem 0 !important; }
+.stMarkdown h3, h3 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
 .katex { font-size: 1.25em !important; }
-.lnlab-table { font-size: 1.15rem; }
 [data-testid="stMetricValue"] { font-size: 2rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem; }
 [data-testid="stWidgetLabel"] p { font-size: 1.1rem; }
@@ -78,7 +122,6 @@ PRESENTER_CSS = """
 [data-baseweb="select"] div, [data-testid="stNumberInput"] input,
 [data-testid="stTextInput"] input, [role="radiogroup"] p { font-size: 1rem !important; }
 button p, button div { font-size: 1.1rem !important; }
-button:focus, button:focus-visible { outline: none !important; box-shadow: none !important; }
 [data-testid="stAlertContentInfo"] p, [data-testid="stAlertContentWarning"] p,
 [data-testid="stAlertContentSuccess"] p { font-size: 1.1rem; }
 </style>

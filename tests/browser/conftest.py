@@ -120,6 +120,18 @@ RUN_COUNTER_SCRIPT = """(() => {
 })();""".replace("__SCRIPT_FINISHED__", str(_SCRIPT_FINISHED_FIELD))
 
 
+# Adds up the page's layout shifts as they happen (Chromium's Layout Instability API, which
+# Lighthouse's CLS reads), leaving out those within 0.5 s of an input: the page's CLS so far.
+LAYOUT_SHIFT_SCRIPT = """(() => {
+    window.__lnlabLayoutShift = 0;
+    new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) {
+            if (!entry.hadRecentInput) window.__lnlabLayoutShift += entry.value;
+        }
+    }).observe({type: 'layout-shift', buffered: true});
+})();"""
+
+
 @dataclass(frozen=True)
 class AppPage:
     """A page of the app as the browser addresses it."""
@@ -338,15 +350,21 @@ def assert_links_stay_local(page: Page) -> None:
     assert not outside, f"{page.url} links to other hosts:\n" + "\n".join(outside)
 
 
-def new_app_page(browser: Browser, viewport: dict[str, int] | None = None) -> Page:
+def new_app_page(
+    browser: Browser, viewport: dict[str, int] | None = None, *, dark: bool = False
+) -> Page:
     """A page in a new browser context: its own cookies, so its own Streamlit session; its
-    requests are watched (`nothing_leaves_the_machine`).
+    requests are watched (`nothing_leaves_the_machine`); `dark`: the system asks for a dark
+    theme, which Streamlit follows.
 
     Close it with `page.context.close()`.
     """
-    context = browser.new_context(viewport=viewport or VIEWPORT)
+    context = browser.new_context(
+        viewport=viewport or VIEWPORT, color_scheme="dark" if dark else "light"
+    )
     watch_requests(context)
     context.add_init_script(RUN_COUNTER_SCRIPT)
+    context.add_init_script(LAYOUT_SHIFT_SCRIPT)
     context.set_default_timeout(APP_TIMEOUT_MS)
     return context.new_page()
 
@@ -367,6 +385,11 @@ def wait_for_app(page: Page, timeout_ms: int = APP_TIMEOUT_MS, *, drawn: bool = 
         APP_SETTLED_JS, arg=drawn, polling=POLL_MS, timeout=timeout_ms
     ).json_value()
     assert state == SETTLED, f"the app did not settle: {state}"
+
+
+def layout_shift(page: Page) -> float:
+    """The page's cumulative layout shift so far (needs LAYOUT_SHIFT_SCRIPT, see new_app_page)."""
+    return page.evaluate("window.__lnlabLayoutShift")
 
 
 def runs_finished(page: Page) -> int:

@@ -10,6 +10,7 @@ and resized is the slide a projector of the other size shows, without running it
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,11 +78,6 @@ MEASURE_JS = """() => {
   return {
     overflowY: Math.max(0, Math.round(bottom - vh), scroller.scrollHeight - scroller.clientHeight),
     wide, cut, smallestText, smallestWhat, smallestChart, smallestCell,
-    focusFrames: [...document.querySelectorAll('button')].filter(b => {
-      const s = getComputedStyle(b);
-      const framed = s.outlineStyle !== 'none' && s.outlineWidth !== '0px';
-      return b === document.activeElement && framed;
-    }).length,
   };
 }"""
 
@@ -95,7 +91,6 @@ class SlideFit:
     smallest_what: str
     smallest_chart: float  # 999 when no chart text
     smallest_cell: float  # heatmap numbers; 999 when none
-    focus_frames: int
 
     def problems(self) -> list[str]:
         out = []
@@ -111,8 +106,6 @@ class SlideFit:
             out.append(f"chart text {self.smallest_chart} px")
         if self.smallest_cell < MIN_TEXT_PX:
             out.append(f"heatmap numbers {self.smallest_cell} px")
-        if self.focus_frames:
-            out.append("a focus frame is drawn")
         return out
 
 
@@ -126,7 +119,6 @@ def measure(page: Page) -> SlideFit:
         m["smallestWhat"],
         m["smallestChart"],
         m["smallestCell"],
-        m["focusFrames"],
     )
 
 
@@ -161,13 +153,16 @@ def size_name(size: dict[str, int]) -> str:
 
 
 def fit_on_projectors(
-    page: Page, sizes: tuple[dict[str, int], ...] = PROJECTORS, screenshot: Path | None = None
+    page: Page,
+    sizes: tuple[dict[str, int], ...] = PROJECTORS,
+    screenshot: Path | None = None,
+    check: Callable[[Page], list[str]] | None = None,
 ) -> dict[str, list[str]]:
     """The slide on screen measured at each size: the problems of each size that has any.
 
     It starts at the window's present size and leaves the window at the last one measured,
     so stepping through slides resizes twice per slide, not three times; `screenshot` is
-    taken at the first of `sizes`."""
+    taken, and `check` (axe, say) adds its problems, at the first of `sizes`."""
     now = page.viewport_size
     order = sorted(sizes, key=lambda size: size != now)  # the present size first
     problems = {}
@@ -175,7 +170,10 @@ def fit_on_projectors(
         if size != page.viewport_size:
             page.set_viewport_size(size)
         settle(page)
-        if fit := measure(page).problems():
+        fit = measure(page).problems()
+        if check and size == sizes[0]:
+            fit += check(page)
+        if fit:
             problems[size_name(size)] = fit
         if screenshot and size == sizes[0]:
             screenshot.parent.mkdir(parents=True, exist_ok=True)

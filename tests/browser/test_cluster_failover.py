@@ -53,7 +53,7 @@ def test_killed_process_the_browser_reconnects_with_its_example(browser: Browser
     try:
         page.goto(cluster.url + LINK)
         wait_for_app(page)
-        section = page.locator("h3").first.inner_text()
+        section = page.locator("h2").first.inner_text()
         assert section.startswith("2. ")
         before = _server(page)
         cluster.kill(int(before.removeprefix("app")), signal.SIGKILL)
@@ -65,12 +65,12 @@ def test_killed_process_the_browser_reconnects_with_its_example(browser: Browser
         next_button = page.locator(".st-key-step_through_next button")
         with expect_rerun(page):
             next_button.click()
-        assert page.locator("h3").first.inner_text() == section
+        assert page.locator("h2").first.inner_text() == section
         assert page.locator('[class*="st-key-st_text"] textarea').input_value() == EXAMPLE
         assert_no_problems(page)
         with expect_rerun(page):
             next_button.click()
-        assert page.locator("h3").first.inner_text().startswith("3. ")
+        assert page.locator("h2").first.inner_text().startswith("3. ")
         assert_no_problems(page)
     finally:
         page.context.close()

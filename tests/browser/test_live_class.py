@@ -9,7 +9,9 @@ clicks from the home page, no scrolling); the projector shows the question and "
 answered", never which option is right; the teacher reveals; the students get their
 feedback; the teacher reloads, opens a new tab and the server restarts, and each time the
 class comes back as it was; the next question is asked and answered; a student leaves and
-rejoins with the same score. Each slide, asked and revealed, fits 1024 x 768.
+rejoins with the same score. Each slide, asked and revealed, fits 1024 x 768. axe checks
+the teacher's Class page, each student's page when asked and after Reveal, and the teacher's
+slide after Reveal.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from playwright.sync_api import Browser, Page, expect
 from lnlab.classroom.links import PUBLIC_URL_ENV
 from lnlab.serving.cluster import free_port
 
+from .axe import assert_accessible
 from .conftest import (
     MAIN,
     OUTPUT,
@@ -113,6 +116,7 @@ def _answer(student: Page, seat: int) -> float:
     assert not phone_problems(student)
     height = options.first.bounding_box()["height"]
     assert height >= 44, f"an option is a {height} px tap target"
+    assert_accessible(student, f"student {seat}'s Class page, asked")
     options.nth(seat % options.count()).click()
     return time.monotonic()
 
@@ -156,6 +160,7 @@ def test_a_whole_live_lesson(browser: Browser, server: list):
         code = link.rsplit("=", 1)[1]
         assert link == f"{url}/class?join={code}"
         assert link in teacher.locator(".lnlab-join").inner_text()
+        assert_accessible(teacher, "the teacher's Class page")
         lesson = teacher.locator(MAIN).get_by_role("button", name="Step through one token")
         box = lesson.bounding_box()
         assert box["y"] + box["height"] <= PROJECTORS[0]["height"], "the lessons need a scroll"
@@ -184,10 +189,12 @@ def test_a_whole_live_lesson(browser: Browser, server: list):
 
         _reveal(teacher, STUDENTS)
         _fits(teacher, "revealed")
+        assert_accessible(teacher, "the teacher's slide after Reveal")
         scores = []
         for seat, student in enumerate(students):
             expect(student.locator(FEEDBACK).first).to_contain_text("You answered", timeout=LIVE_MS)
             scores.append(student.locator(SCORE).inner_text())
+            assert_accessible(student, f"student {seat} after Reveal")
             student.screenshot(path=OUTPUT / "live" / f"student-{seat}.png")
         assert all(re.fullmatch(r"[01] / 1", s) for s in scores), scores
 

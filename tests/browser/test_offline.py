@@ -21,8 +21,9 @@ project's config, not a command-line override).
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, Route
+from playwright.sync_api import Browser, Page, Route
 
+from .axe import MAX_LAYOUT_SHIFT, assert_accessible
 from .conftest import (
     APP_PAGES,
     OUTSIDE,
@@ -30,9 +31,12 @@ from .conftest import (
     StreamlitServer,
     assert_links_stay_local,
     is_outside,
+    layout_shift,
+    new_app_page,
     note_if_outside,
     wait_for_app,
 )
+from .slides import PROJECTORS
 
 pytestmark = pytest.mark.browser
 
@@ -49,15 +53,24 @@ def _refuse_outside(route: Route) -> None:
 
 @pytest.mark.parametrize("app_page", [p for p in APP_PAGES if not p.lesson], ids=lambda p: p.name)
 def test_a_page_in_presenter_mode_asks_only_its_own_server(
-    page: Page, streamlit_server: StreamlitServer, app_page: AppPage
+    browser: Browser, streamlit_server: StreamlitServer, app_page: AppPage
 ):
-    page.context.route("**/*", _refuse_outside)
-    page.goto(streamlit_server.page_url(app_page) + PRESENTER)
-    # The page config (and with it the favicon) arrives before the run ends; the favicon's
-    # own fetch, and any lazily loaded code, may come after: wait for the network to go quiet.
-    wait_for_app(page)
-    page.wait_for_load_state("networkidle")
-    assert_links_stay_local(page)  # and nothing_leaves_the_machine checks the requests
+    """On a projector (1024 x 768); it also opens without a layout shift and passes axe (the
+    lessons' slides do in test_presenter.py)."""
+    page = new_app_page(browser, PROJECTORS[0])
+    try:
+        page.context.route("**/*", _refuse_outside)
+        page.goto(streamlit_server.page_url(app_page) + PRESENTER)
+        # The page config (and with it the favicon) arrives before the run ends; the favicon's
+        # own fetch, and any lazily loaded code, may come after: wait for the network to go
+        # quiet.
+        wait_for_app(page)
+        page.wait_for_load_state("networkidle")
+        assert_links_stay_local(page)  # and nothing_leaves_the_machine checks the requests
+        assert layout_shift(page) <= MAX_LAYOUT_SHIFT, f"CLS {layout_shift(page):.3f}"
+        assert_accessible(page, f"{app_page.name}, presenter mode at 1024 x 768")
+    finally:
+        page.context.close()
 
 
 def test_a_request_to_another_host_is_noticed(page: Page, streamlit_server: StreamlitServer):

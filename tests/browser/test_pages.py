@@ -1,11 +1,12 @@
 """Every page, opened by its URL in a real browser: it loads, shows no error, draws its charts,
-asks no other host for anything."""
+asks no other host for anything, does not move once drawn and passes axe (tests/browser/axe.py)."""
 
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
+from .axe import MAX_LAYOUT_SHIFT, STUDENT, assert_accessible
 from .conftest import (
     APP_PAGES,
     HOME,
@@ -17,7 +18,9 @@ from .conftest import (
     assert_links_stay_local,
     assert_no_problems,
     expect_rerun,
+    layout_shift,
     nav_link,
+    new_app_page,
     screenshot_whole_page,
     wait_for_app,
 )
@@ -28,20 +31,28 @@ SCREENSHOTS = OUTPUT / "screenshots"
 
 
 @pytest.mark.parametrize("app_page", APP_PAGES, ids=lambda p: p.name)
-def test_page_loads_clean(page: Page, streamlit_server: StreamlitServer, app_page: AppPage):
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
+def test_page_loads_clean(browser: Browser, streamlit_server: StreamlitServer, app_page: AppPage):
+    """As a student's laptop (1366 x 768) opens it: no error, charts drawn, nothing moving
+    once drawn (CLS), no serious or critical axe violation."""
+    page = new_app_page(browser, STUDENT)
+    try:
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
 
-    page.goto(streamlit_server.page_url(app_page))
-    wait_for_app(page)
+        page.goto(streamlit_server.page_url(app_page))
+        wait_for_app(page)
 
-    assert_no_problems(page)
-    expect(page.locator(TITLE).first).not_to_be_empty()
-    expect(page).to_have_title(app_page.document_title)
-    assert_charts_drawn(page)
-    assert not errors, f"uncaught JavaScript errors on {app_page.path}: {errors}"
-    assert_links_stay_local(page)  # and nothing_leaves_the_machine checks the requests
-    screenshot_whole_page(page, SCREENSHOTS / f"{app_page.name}.png")
+        assert_no_problems(page)
+        expect(page.locator(TITLE).first).not_to_be_empty()
+        expect(page).to_have_title(app_page.document_title)
+        assert_charts_drawn(page)
+        assert not errors, f"uncaught JavaScript errors on {app_page.path}: {errors}"
+        assert_links_stay_local(page)  # and nothing_leaves_the_machine checks the requests
+        assert layout_shift(page) <= MAX_LAYOUT_SHIFT, f"CLS {layout_shift(page):.3f}"
+        assert_accessible(page, f"{app_page.name} at 1366 x 768")
+        screenshot_whole_page(page, SCREENSHOTS / f"{app_page.name}.png")
+    finally:
+        page.context.close()
 
 
 def test_sidebar_navigation_and_back(page: Page, streamlit_server: StreamlitServer):

@@ -3,7 +3,9 @@
 Each slide is reached with the keys a presentation clicker sends, then measured in the DOM at
 1024 x 768, 1280 x 720 and 1920 x 1080 by resizing the window (tests/browser/slides.py):
 nothing below the screen, nothing cut or past the right edge, text, table cells and heatmap
-numbers at least 16 px, chart text at least 12 px, no focus frame.
+numbers at least 16 px, chart text at least 12 px; at the first size (1024 x 768) every slide,
+with and without its question, passes axe (no serious or critical violation), and the first
+one opens without a layout shift.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from .axe import MAX_LAYOUT_SHIFT, assert_accessible, serious_problems
 from .conftest import (
     APP_PAGES,
     MAIN,
@@ -21,6 +24,7 @@ from .conftest import (
     assert_charts_drawn,
     assert_no_problems,
     expect_rerun,
+    layout_shift,
     new_app_page,
     wait_for_app,
 )
@@ -67,6 +71,7 @@ def _walk_the_slides(
     try:
         page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1" + query)
         wait_for_app(page)
+        assert layout_shift(page) <= MAX_LAYOUT_SHIFT, f"CLS {layout_shift(page):.3f}"
         at, count = _slide_number(page)
         assert at == 1
         problems = {}
@@ -75,7 +80,7 @@ def _walk_the_slides(
             assert_no_problems(page)
             assert_charts_drawn(page)
             name = f"{lesson.name}-{k}{'-q' if query else ''}.png"
-            if fit := fit_on_projectors(page, sizes, OUTPUT / "slides" / name):
+            if fit := fit_on_projectors(page, sizes, OUTPUT / "slides" / name, serious_problems):
                 problems[k] = fit
             if k < count:
                 with expect_rerun(page):
@@ -120,5 +125,6 @@ def test_a_checked_question_and_its_feedback_fit_the_slide(
         page.screenshot(path=OUTPUT / "slides" / f"{name}-checked.png")
         assert_no_problems(page)
         assert not measure(page).problems()
+        assert_accessible(page, f"{name}, checked")
     finally:
         page.context.close()

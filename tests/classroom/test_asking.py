@@ -50,3 +50,11 @@ def test_the_counts_download():
     (download,) = files.downloads
     assert download.file_name == "lnlab-class-ABCDEFGHJ.csv" and download.mime == "text/csv"
     assert download.data == "question,prompt,group,count\n"
+
+
+def test_the_tally_in_words_follows_the_bars():
+    from lnlab.classroom.plots import tally_summary
+    from lnlab.teach.quiz import OTHER, RIGHT
+
+    text = tally_summary([RIGHT, "d_minus_1", OTHER], {RIGHT: 2, "d_minus_1": 1})
+    assert text == "Right 2, Dividing by D − 1 1, Something else 0."

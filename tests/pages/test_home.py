@@ -7,6 +7,7 @@ from helpers import ROOT
 from streamlit.testing.v1 import AppTest
 
 from lnlab.ui import PAGES
+from lnlab.ui.style import PRESENTER_CSS
 
 
 def home() -> AppTest:
@@ -54,4 +55,4 @@ def test_presenter_mode_from_the_url_and_back():
 
 
 def _presenter_css(body: str) -> bool:
-    return '[data-testid="stSidebar"]' in body and "display: none" in body
+    return body.strip() == PRESENTER_CSS.strip()

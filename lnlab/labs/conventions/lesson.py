@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from lnlab.core.numbers import exact, fmt
 from lnlab.labs.conventions.cases import ADD_NORM, LECTURE_5, TITLES
@@ -16,6 +17,7 @@ from lnlab.labs.conventions.checker import (
     SLACK_ABS,
     SLACK_REL,
     CheckResult,
+    claim_name,
     quantity_table,
     readings_table,
     summary,
@@ -33,6 +35,7 @@ from lnlab.labs.conventions.compare import (
     unbiased_ratio,
 )
 from lnlab.labs.conventions.plots import claim_errors, groupings_heatmap, outputs_by_convention
+from lnlab.teach.figures import spread
 from lnlab.teach.latex import num
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.misconceptions import std, variance
@@ -100,9 +103,19 @@ def _six(comparison: ConventionComparison, token: int, label: str) -> Section:
             "conventions-outputs",
             BARS + " PyTorch, BERT and the NumPy class overlap; the others stand out when "
             "they differ.",
+            label=f"Outputs of {label} under six conventions",
+            summary=_differences(comparison),
         ),
         detail="\n\n".join(f"**{c.name}** ({c.source}): ${c.formula}$" for c in CONVENTIONS),
     )
+
+
+def _differences(comparison: ConventionComparison, keys: tuple[str, ...] | None = None) -> str:
+    """A conventions chart's summary: each one's largest difference from PyTorch's outputs."""
+    runs = [r for r in comparison.runs if r.convention.key != REFERENCE]
+    shown = [r for r in runs if keys is None or r.convention.key in keys]
+    each = ", ".join(f"{r.convention.name} {fmt(r.max_abs_diff)}" for r in shown)
+    return f"Largest difference from PyTorch's outputs, over every token: {each}."
 
 
 def _token_numbers(comparison: ConventionComparison, token: int) -> dict[str, float]:
@@ -261,6 +274,8 @@ def _difference(
             outputs_by_convention(comparison, token, label, (REFERENCE, *keys)),
             f"conventions-{key}",
             BARS,
+            label=f"Outputs of {label}: {title.lower()}",
+            summary=_differences(comparison, keys),
         ),
         question=question,
     )
@@ -339,6 +354,10 @@ def _axes(axes: AxesComparison) -> Section:
             "conventions-axes",
             "Outputs with ε = 10⁻⁵. Top rows: one group per token, which is also what the "
             "notebook's (S, 1, E) layout computes. Bottom rows: all tokens in one group.",
+            label="Outputs per token and as one group",
+            summary=f"Per token the outputs run {spread(axes.per_token.y)}, as one group "
+            f"{spread(axes.one_group.y)}: up to {fmt(axes.one_group_vs_per_token)} apart; the "
+            f"notebook's layout is {fmt(axes.notebook_vs_per_token)} from per token.",
         ),
         detail=(
             "```python\n"
@@ -357,6 +376,26 @@ def _verdict_callout(check: CheckResult) -> tuple[Callout, ...]:
         return (Callout("info", "Enter at least one claim (mean, std, variance or outputs)."),)
     consistent, text = summary(check)
     return (Callout("success" if consistent else "warning", text),)
+
+
+def _claims_summary(check: CheckResult) -> str:
+    held = [v for v in check.verdicts if v.holds]
+    wrong = [claim_name(v.claim, check.labels) for v in check.verdicts if not v.holds]
+    text = f"{len(held)} of {len(check.verdicts)} claims hold"
+    return text + (f"; wrong under every convention: {', '.join(wrong)}." if wrong else ".")
+
+
+def claims_frame(check: CheckResult) -> pd.DataFrame:
+    """The claims chart's numbers: each claim, its distance over its tolerance, its verdict."""
+    return pd.DataFrame(
+        {
+            "claim": [claim_name(v.claim, check.labels) for v in check.verdicts],
+            "error / tolerance": [
+                abs(v.claim.value - v.nearest_value) / v.claim.tolerance for v in check.verdicts
+            ],
+            "verdict": ["holds" if v.holds else "wrong" for v in check.verdicts],
+        }
+    )
 
 
 def _check(check: CheckResult) -> Section:
@@ -390,6 +429,9 @@ def _check(check: CheckResult) -> Section:
             "Each bar is a claim's distance from the closest true value over its tolerance: "
             "at or below the dashed line it holds (blue), above it it is wrong under every "
             "convention (vermillion, hatched).",
+            label="How far each claim is from the truth",
+            summary=_claims_summary(check),
+            data=lambda: claims_frame(check),
         )
         if check.verdicts
         else None,

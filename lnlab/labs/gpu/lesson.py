@@ -5,8 +5,10 @@ each one section, built from a Parity (and, once run, a ScaleUp)."""
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from lnlab.core.numbers import fmt
@@ -14,6 +16,7 @@ from lnlab.labs.gpu import traffic
 from lnlab.labs.gpu.benchmark import ScaleUp, scale_up_table
 from lnlab.labs.gpu.parity import Parity, dtype_table, parity_table
 from lnlab.labs.gpu.plots import error_heatmap, parity_bars, throughput_bars
+from lnlab.teach.figures import spread
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import Question, feature_question
@@ -79,8 +82,22 @@ def _device(result: Parity, tokens: Sequence[str], device_label: str) -> Section
             f"y in {result.dtype} on the device minus y in float64, every output (orange "
             "below 0, purple above).",
             on_slide=False,
+            label=f"Rounding error of y in {result.dtype}",
+            summary=f"{len(tokens)} tokens × {len(features)} features: y on the device "
+            f"minus y in float64 runs {spread(result.trace.y - result.reference.y)}.",
         ),
     )
+
+
+def _parity_summary(result: Parity) -> str:
+    """The parity chart in words: the largest error against its bound, and any step over."""
+    worst = max(result.rows, key=lambda r: r.max_rel if np.isfinite(r.max_rel) else math.inf)
+    over = [r.step for r in result.rows if not r.within]
+    text = (
+        f"The largest relative error is {fmt(worst.max_rel)}, at {worst.step}, against a "
+        f"bound of {fmt(worst.bound)}; "
+    )
+    return text + (f"over the bound: {', '.join(over)}." if over else "every step is within.")
 
 
 def steps_question(result: Parity, token: int, name: str) -> Question:
@@ -164,6 +181,8 @@ def _bound(result: Parity) -> Section:
             "gpu-parity",
             "Blue: each step's largest relative error against float64 (log scale). Orange: "
             "the bound to expect. The last pair is torch's own fused F.layer_norm.",
+            label=f"Error per step in {result.dtype}",
+            summary=_parity_summary(result),
         ),
         detail=(
             "$a = 2$ for $\\mu$ and $\\sigma_\\epsilon$, $4$ for $\\sigma^2$, $\\hat{x}$ and "
@@ -211,12 +230,27 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
             *numbers,
         )
         b, s, f = scale_up.shape
+        runs = (scale_up.copy, scale_up.steps, scale_up.fused)
         figure = Figure(
             throughput_bars(scale_up),
             "gpu-throughput",
             f"{b} x {s} x {f} {scale_up.dtype} on {scale_up.device}.{plain(memory)} Left, the "
             "time of one call: shorter is better. Right, useful bandwidth, reading x once and "
             "writing y once per second: longer is better. Both rank the faster version best.",
+            label="Time per call and useful bandwidth",
+            summary="; ".join(
+                f"{m.name}: {m.median_s * 1e3:.3g} ms a call, "
+                f"{scale_up.useful_gbps(m):.3g} useful GB/s"
+                for m in runs
+            )
+            + ".",
+            data=pd.DataFrame(
+                {
+                    "version": [m.name for m in runs],
+                    "time per call (ms)": [m.median_s * 1e3 for m in runs],
+                    "useful GB/s": [scale_up.useful_gbps(m) for m in runs],
+                }
+            ),
         )
     return Section(
         key=SCALE,

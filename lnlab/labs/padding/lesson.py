@@ -13,11 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 
 from lnlab.core.numbers import fmt
 from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import plots
 from lnlab.labs.padding.questions import page_questions
+from lnlab.teach.figures import spread
 from lnlab.teach.latex import joined, num, term, vector
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.markdown import plain
@@ -232,6 +234,9 @@ def _batch(lab: pad.PaddingLab) -> Section:
             lambda: plots.batch_figure(lab, np.zeros(lab.tokens.shape, bool), "The padded batch"),
             "pad-batch-plain",
             "Tokens × features; PAD rows greyed.",
+            label="The padded batch",
+            summary=f"{lab.tokens.shape[0]} rows × {pad.DIM} features, {lab.pad_count} of "
+            f"them PAD rows of zeros; the real tokens' values run {spread(lab.tokens[lab.real])}.",
         ),
     )
 
@@ -255,6 +260,29 @@ def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, st
     )
 
 
+def _picked(view: View) -> str:
+    """The picked statistic's cells in words: "column f2, PAD rows included"."""
+    if view.pick == pad.PICK_TOKEN:
+        return f"the row of token {view.index + 1}"
+    column = f"column {FEATURES[view.index]}"
+    return (
+        f"{column}, real tokens only"
+        if view.pick == pad.PICK_MASKED
+        else f"{column}, PAD rows included"
+    )
+
+
+def _output_figure(
+    lab: pad.PaddingLab, plot: go.Figure, y: np.ndarray, norm: str, name: str, caption: str
+) -> Figure:
+    """A norm's output heatmap, summed up in words: its real rows' values and its PAD rows'."""
+    rows = y.reshape(-1, pad.DIM)
+    summary = f"{norm}: the real tokens' values run {spread(rows[lab.real])}"
+    if lab.pad_count:
+        summary += f"; the PAD rows' {spread(rows[~lab.real])}"
+    return Figure(plot, name, caption, label=f"{norm}'s output", summary=summary + ".")
+
+
 def _cells(lab: pad.PaddingLab, view: View) -> Section:
     cells = pad.highlight_mask(lab, view.pick, view.index)
     mean, variance, written_out = statistic_latex(lab, view.pick, view.index)
@@ -271,6 +299,10 @@ def _cells(lab: pad.PaddingLab, view: View) -> Section:
             lambda: plots.batch_figure(lab, cells, "The stacked batch: tokens x features"),
             "pad-batch",
             f"The {int(cells.sum())} outlined cells feed the picked statistic; PAD rows greyed.",
+            label="The cells that feed the statistic",
+            summary=f"{int(cells.sum())} cells are outlined ({_picked(view)}): their mean is "
+            f"{fmt(float(lab.tokens[cells].mean()))} and their variance "
+            f"{fmt(float(lab.tokens[cells].var()))}.",
         ),
     )
 
@@ -381,8 +413,13 @@ def _outputs(
             else "Every row is normalized with its column's statistics.",
             worked=(rule, *pad_row),
             numbers=(Table(rows_frame(lab, naive.y), on_slide=False),),
-            figure=Figure(
-                figures[0], "pad-naive-bn", "Each PAD row becomes (0 − μ)/σ_ε + β: not zero."
+            figure=_output_figure(
+                lab,
+                figures[0],
+                naive.y,
+                "Naive Batch Norm",
+                "pad-naive-bn",
+                "Each PAD row becomes (0 − μ)/σ_ε + β: not zero.",
             ),
             question=question,
             callouts=no_pads,
@@ -397,7 +434,14 @@ def _outputs(
             ),
             worked=(rule,),
             numbers=(Table(rows_frame(lab, masked.y), on_slide=False),),
-            figure=Figure(figures[1], "pad-masked-bn", "PAD positions ignored and left at 0."),
+            figure=_output_figure(
+                lab,
+                figures[1],
+                masked.y,
+                "Masked Batch Norm",
+                "pad-masked-bn",
+                "PAD positions ignored and left at 0.",
+            ),
             question=masked_question,
         ),
         Section(
@@ -406,7 +450,14 @@ def _outputs(
             explanation="Each token is normalized with its own mean and σ_ε.",
             formulas=(r"y_t = \gamma\,\frac{x_t - \mu_t}{\sqrt{\sigma_t^2 + \epsilon}} + \beta",),
             numbers=(Table(rows_frame(lab, ln.y), on_slide=False),),
-            figure=Figure(figures[2], "pad-ln", "A PAD row comes out as β (NaN with ε = 0)."),
+            figure=_output_figure(
+                lab,
+                figures[2],
+                ln.y,
+                "Layer Norm",
+                "pad-ln",
+                "A PAD row comes out as β (NaN with ε = 0).",
+            ),
             callouts=(ln_note,) if pads.size else (),
         ),
     )
@@ -449,9 +500,23 @@ def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> 
             "pad-closed-form",
             "Lines: the closed form as p goes from 0 to 1. Dots: what naive Batch Norm "
             "computed on this batch. Diamonds: the calculator's share.",
+            label=f"Padded mean and variance of {name} as the PAD share grows",
+            summary=f"With no padding they are {fmt(mu)} and {fmt(var)}; at this batch's "
+            f"share p = {fmt(p)} the closed form gives {fmt(cf.predicted_mean[j])} and "
+            f"{fmt(cf.predicted_var[j])}, what naive Batch Norm computed; at p = 1 both are 0.",
+            data=lambda: closed_form_frame(lab, j),
         ),
         question=question,
     )
+
+
+def closed_form_frame(lab: pad.PaddingLab, feature: int, steps: int = 10) -> pd.DataFrame:
+    """The closed form's curves at p = 0, 0.1, ..., 1 and at this batch's share: the chart's
+    numbers without its 101 points per line."""
+    cf = lab.closed_form
+    p = np.unique(np.append(np.linspace(0.0, 1.0, steps + 1), cf.share))
+    mean, var = pad.padded_moments(p, cf.real_mean[feature], cf.real_var[feature])
+    return pd.DataFrame({"share of PAD rows p": p, "padded mean": mean, "padded variance": var})
 
 
 def _calculator(lab: pad.PaddingLab, view: View) -> Section:
@@ -542,6 +607,10 @@ def _table_both_ways(lab: pad.PaddingLab) -> tuple[Section, Section]:
                 lambda: plots.table_heatmap(t.bn.y, t.rows, t.columns, "Batch Norm: by column"),
                 "pad-table-bn",
                 "Every column now has mean 0 and variance 1 (up to ε).",
+                label="Batch Norm's output, by column",
+                summary=f"{len(t.rows)} samples × {len(t.columns)} nodes, values "
+                f"{spread(t.bn.y)}; each column's mean is 0 and its variance "
+                f"{fmt(float(t.bn.y.var(axis=0).mean()))}.",
             ),
         ),
         Section(
@@ -559,6 +628,10 @@ def _table_both_ways(lab: pad.PaddingLab) -> tuple[Section, Section]:
                 lambda: plots.table_heatmap(t.ln.y, t.rows, t.columns, "Layer Norm: by row"),
                 "pad-table-ln",
                 "Every row now has mean 0 and variance 1 (up to ε).",
+                label="Layer Norm's output, by row",
+                summary=f"{len(t.rows)} samples × {len(t.columns)} nodes, values "
+                f"{spread(t.ln.y)}; each row's mean is 0 and its variance "
+                f"{fmt(float(t.ln.y.var(axis=1).mean()))}.",
             ),
         ),
     )
@@ -595,6 +668,12 @@ def _running(lab: pad.PaddingLab, view: View) -> Section:
             lambda: plots.running_figure(running),
             "pad-running",
             "Solid: the running statistics step by step. Dashed: the batch's own.",
+            label="Running mean and variance, step by step",
+            summary=f"After {k} steps the running means are "
+            f"{', '.join(fmt(v) for v in running.mean[-1])} against the batch's "
+            f"{', '.join(fmt(v) for v in running.batch_mean)}, and the running variances "
+            f"{', '.join(fmt(v) for v in running.var[-1])} against its "
+            f"{', '.join(fmt(v) for v in running.batch_var)} ({', '.join(FEATURES)}).",
         ),
     )
 

@@ -54,7 +54,7 @@ def _rows(*rows: tuple[str, np.ndarray]) -> pd.DataFrame:
     one-row frames costs pandas a column array per value."""
     values = np.stack([np.asarray(v, dtype=np.float64) for _, v in rows])
     table = pd.DataFrame(values, columns=feature_names(values.shape[1]))
-    table.insert(0, "", [name for name, _ in rows])
+    table.insert(0, "vector", [name for name, _ in rows])
     return table
 
 
@@ -247,7 +247,7 @@ def _autograd(check: AutogradCheck) -> Section:
     nan = bool(np.isnan(grads.dx).any())
     differences = pd.DataFrame(
         {
-            "": [GRADIENT_NAMES[n] for n in GRADIENTS],
+            "gradient": [GRADIENT_NAMES[n] for n in GRADIENTS],
             **{
                 f"max |Δ| {dtype}": [check.max_abs_diff(dtype, n) for n in GRADIENTS]
                 for dtype in AUTOGRAD_DTYPES

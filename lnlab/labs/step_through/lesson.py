@@ -18,6 +18,7 @@ from lnlab.labs.step_through.token import (
     token_summary,
     vector_frame,
 )
+from lnlab.teach.figures import spread
 from lnlab.teach.latex import num
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.markdown import plain
@@ -77,10 +78,32 @@ def _step(lesson: TokenLesson, k: int, question: Question | None) -> Section:
             lambda: token_bars(lesson.x, lesson.x_hat, lesson.y, lesson.mean, lesson.std, k),
             "st_bars",
             BARS_CAPTION,
+            label=f"Token {lesson.token + 1} before and after",
+            summary=bars_summary(lesson, k),
         ),
         question=question,
         callouts=() if asks else notes,
     )
+
+
+def bars_summary(lesson: TokenLesson, k: int) -> str:
+    """What the bars of step `k` (0-based) show, in one sentence of the token's numbers."""
+    parts = [
+        f"x's {lesson.features} values run {spread(lesson.x)}, its mean {fmt(lesson.mean)} "
+        "marked by the dashed line"
+    ]
+    if k >= 2 and np.isfinite(lesson.std) and lesson.std > 0:
+        low, high = lesson.mean - lesson.std, lesson.mean + lesson.std
+        parts.append(f"the band μ ± σ_ε spans {fmt(low)} to {fmt(high)}")
+    if k >= 3:
+        parts.append(
+            "x̂ is NaN (0 / 0): nothing to draw"
+            if np.isnan(lesson.x_hat).all()
+            else f"after normalizing the values lie {spread(lesson.x_hat)}"
+        )
+    if k >= 4 and not np.isnan(lesson.y).all():
+        parts.append(f"y = γ x̂ + β lies {spread(lesson.y)}")
+    return "; ".join(parts) + "."
 
 
 def _warnings(lesson: TokenLesson) -> tuple[Callout, ...]:
@@ -251,6 +274,9 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
                 lambda: prompt_heatmap(t.x, lesson.labels, "Input x", lesson.token),
                 "st_heat_input",
                 f"The input, one row per token ({COLOURS}).",
+                label="The whole prompt's input",
+                summary=f"{t.x.shape[0]} tokens × {t.x.shape[1]} features, values "
+                f"{spread(t.x)}; token {lesson.token + 1}'s row is outlined.",
             ),
         ),
         Section(
@@ -262,6 +288,9 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
                 lambda: prompt_heatmap(t.x_hat, lesson.labels, "Normalized x̂", lesson.token),
                 "st_heat_normalized",
                 f"x̂, one row per token ({COLOURS}); a row whose σ_ε is 0 is NaN.",
+                label="The whole prompt, normalized",
+                summary=f"Every token's row now has mean 0 and standard deviation 1: values "
+                f"{spread(t.x_hat)}; token {lesson.token + 1}'s row is outlined.",
             ),
             callouts=nan_note,
         ),

@@ -59,6 +59,7 @@ def token_bars(
                 "y": 0.5,
                 "showarrow": False,
                 "bgcolor": LABEL_BACKGROUND,
+                "font": {"color": "#000000"},  # on its white box, in either theme
             }
         )
     layout = {

@@ -207,7 +207,7 @@ def _check(x_hat: np.ndarray, var: float, eps: float, x: np.ndarray) -> Check:
 def vector_frame(name: str, values: np.ndarray) -> pd.DataFrame:
     """One vector as a one-row table: its name, then f1..fD."""
     table = pd.DataFrame([np.asarray(values, dtype=np.float64)], columns=feature_names(len(values)))
-    table.insert(0, "", [name])
+    table.insert(0, "vector", [name])
     return table
 
 
@@ -216,7 +216,7 @@ def recovery_frame(lesson: TokenLesson) -> pd.DataFrame:
     table = pd.DataFrame(
         [lesson.x, lesson.y, lesson.y - lesson.x], columns=feature_names(lesson.features)
     )
-    table.insert(0, "", ["x", "y", "y − x"])
+    table.insert(0, "vector", ["x", "y", "y − x"])
     return table
 
 

@@ -148,6 +148,10 @@ def _loss(result: LabResult) -> Section:
             "training-loss",
             f"Every variant: seed {result.config.seed}, the same batches, learning rate "
             f"{result.config.lr:g}, warm-up {'on' if result.config.warmup else 'off'}.",
+            label="Training loss, step by step",
+            summary="Final training loss (mean of the last 10 steps): "
+            + ", ".join(f"{label(r.variant)} {final_loss(r):.3f}" for r in result.runs)
+            + ".",
         ),
     )
 
@@ -174,6 +178,13 @@ def _grads(result: LabResult) -> Section:
             ),
             "training-grads",
             "One batch, the initial weights of the run's seed.",
+            label="Gradient norm per block at initialisation",
+            summary="; ".join(
+                f"{label(r.variant)}: {r.grad_norms[0]:.3g} at block 1, "
+                f"{r.grad_norms[-1]:.3g} at block {len(r.grad_norms)}"
+                for r in runs
+            )
+            + ".",
         ),
     )
 
@@ -230,6 +241,9 @@ def _depth(result: LabResult) -> Section:
             ),
             "training-depth",
             "At initialisation, seed of the run, one batch.",
+            label="Post-LN over pre-LN as the model deepens",
+            summary=f"The last block's gradient norm, post-LN over pre-LN: {ratios[0]:.1f}x "
+            f"with one block, {ratios[-1]:.1f}x with {depths[-1]}.",
         ),
     )
 
@@ -278,6 +292,9 @@ def _warmup(result: LabResult) -> Section:
             ),
             "training-warmup",
             "The same seed and batches; only the learning-rate schedule differs.",
+            label="Post-LN's training loss with and without warm-up",
+            summary=f"Post-LN ends at {final_loss(on):.3f} with warm-up and "
+            f"{final_loss(off):.3f} without (mean of the last 10 steps).",
         ),
     )
 
@@ -334,6 +351,10 @@ def _batch(result: LabResult) -> Section:
             ),
             "training-batch-stats",
             f"Padding share {result.config.padding:.0%} on average.",
+            label="Batch variance of the first norm, step by step",
+            summary="From step to step the batch variance varies by "
+            + ", ".join(f"{100 * fluctuation(r.bn_var):.1f}% for {label(r.variant)}" for r in runs)
+            + " (std over mean).",
         ),
     )
 

@@ -37,6 +37,46 @@ DEPTH_CAPTION = (
 )
 
 
+KIND_NAMES = {
+    "io": "the stream in or out",
+    "sublayer": "sublayer",
+    "norm": "Layer Norm",
+    "add": "residual add",
+    "add-norm": "residual add, then Layer Norm",
+}
+
+
+def diagram(norm_position: str, name: str = "tf-diagram") -> Figure:
+    """The block's diagram, with its boxes in words for a reader who cannot see it: the flow
+    from input to output as its summary, each box (what it is, what it adds) as its table."""
+    steps = tf.block_steps(norm_position)
+    adds = [
+        f"{s.label} ({k + 1}) adds the stream that entered {steps[s.skip_from].label} "
+        f"({s.skip_from + 1})"
+        for k, s in enumerate(steps)
+        if s.skip_from is not None
+    ]
+    data = pd.DataFrame(
+        {
+            "box": [f"{k + 1}. {s.label}" for k, s in enumerate(steps)],
+            "what it is": [KIND_NAMES[s.kind] for s in steps],
+            "adds the stream entering": [
+                "" if s.skip_from is None else f"{s.skip_from + 1}. {steps[s.skip_from].label}"
+                for s in steps
+            ],
+            "once per layer": ["yes" if s.repeated else "no" for s in steps],
+        }
+    )
+    return Figure(
+        block_diagram(norm_position),
+        name,
+        DIAGRAM_CAPTION,
+        label=f"{NORM_LABELS[norm_position]}: one block",
+        summary=" → ".join(s.label for s in steps) + "; " + "; ".join(adds) + ".",
+        data=data,
+    )
+
+
 def slides(lesson: tf.TransformerLesson) -> Lesson:
     """The page's lesson: one step of Add & Norm, the depth experiment, the count."""
     return Lesson(
@@ -99,7 +139,7 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
             *stages,
             Table(weights, "The sublayer's fixed weights W.", on_slide=False),
         ),
-        figure=Figure(block_diagram(lesson.norm_position), "tf-diagram", DIAGRAM_CAPTION),
+        figure=diagram(lesson.norm_position),
         question=norm_question(example),
         detail="The tables run one step on the tokens of a worked example, each ending with "
         "every token's mean and (biased) standard deviation.",
@@ -153,7 +193,17 @@ def _depth(result: tf.DepthExperiment) -> Section:
                 on_slide=False,
             ),
         ),
-        figure=Figure(depth_chart(result), "tf-depth", DEPTH_CAPTION),
+        figure=Figure(
+            depth_chart(result),
+            "tf-depth",
+            DEPTH_CAPTION,
+            label="The residual stream's RMS, layer by layer",
+            summary=f"After layer {last} the stream's RMS is "
+            f"{fmt(result.rms[tf.NO_NORM][last])} with no norm, "
+            f"{fmt(result.rms[tf.POST_NORM][last])} post-norm and "
+            f"{fmt(result.rms[tf.PRE_NORM][last])} pre-norm "
+            f"({fmt(result.pre_norm_final_rms)} after pre-norm's final Layer Norm).",
+        ),
         detail=tf.depth_caption(result),
     )
 

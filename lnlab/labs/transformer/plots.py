@@ -99,7 +99,7 @@ def _box(index: int, step: BlockStep) -> tuple[dict[str, Any], dict[str, Any]]:
         "y": y,
         "text": step.label,
         "showarrow": False,
-        "font": {"size": 14, "color": OKABE_ITO[7]},
+        "font": {"size": 14},  # the theme's text colour: readable on the light fill either way
     }
     return box, label
 

@@ -67,7 +67,7 @@ def _row(table: pd.DataFrame, convention: str, token: str) -> np.ndarray:
 
 def test_opens_on_the_hello_token_with_every_convention():
     at = _open()
-    assert at.subheader[0].value == "1. One vector, six conventions"
+    assert at.header[0].value == "1. One vector, six conventions"
     table = _table(at, "y1")
     assert len(table) == 6
     for name, y in _outputs(HELLO).items():
@@ -302,7 +302,7 @@ def test_link_round_trip_shows_the_same_numbers():
     assert verdicts["mean, Hi"] == "holds" and verdicts["std, Hi"] == "wrong"
     second = _link(dict(first.query_params))
     assert second.query_params == first.query_params
-    assert second.subheader[0].value == "7. Check a tutorial's printed numbers"
+    assert second.header[0].value == "7. Check a tutorial's printed numbers"
     for old, new in zip(html_tables(first), html_tables(second), strict=True):
         pd.testing.assert_frame_equal(old, new)
     assert _go(second, "six").selectbox(key="cv_token").value == 1
@@ -321,7 +321,7 @@ def test_presenter_mode_hides_the_boxes_and_the_extra_tables():
     assert not at.get("download_button")
     assert not [t for t in html_tables(at) if "y1" in t.columns]  # the exports are off-slide
     at.button(key="conventions_next").click().run()
-    assert at.subheader[0].value == "2. How big is ε: PyTorch, Keras, BERT"
+    assert at.header[0].value == "2. How big is ε: PyTorch, Keras, BERT"
     at.session_state["cv_slide"] = SECTIONS.index("bessel")
     at.run()
     annotated = max(
@@ -383,34 +383,34 @@ def test_next_previous_and_the_section_chooser_walk_the_lesson():
     titles = []
     assert at.button(key="conventions_prev").disabled
     for _ in SECTIONS[1:]:
-        titles.append(at.subheader[0].value)
+        titles.append(at.header[0].value)
         at.button(key="conventions_next").click().run()
         assert not at.exception
-    titles.append(at.subheader[0].value)
+    titles.append(at.header[0].value)
     assert titles[0].startswith("1. ") and titles[-1].startswith("8. ")
     assert len(set(titles)) == len(SECTIONS)
     assert at.button(key="conventions_next").disabled
     at.button(key="conventions_prev").click().run()
-    assert at.subheader[0].value == titles[-2]
+    assert at.header[0].value == titles[-2]
     assert at.query_params["s"] == str(len(SECTIONS) - 1)
     _go(at, "axes")
-    assert at.subheader[0].value == "6. Which axes: the last one, or the last two"
+    assert at.header[0].value == "6. Which axes: the last one, or the last two"
 
 
 def test_the_slide_in_the_link_opens_that_section_and_old_links_open_the_first():
     at = _link({"s": "7", "case": "seed001-notebook"})  # an old case key still opens its case
-    assert at.subheader[0].value == "7. Check a tutorial's printed numbers"
+    assert at.header[0].value == "7. Check a tutorial's printed numbers"
     assert at.selectbox(key="ck_case").value == "add-norm-notebook"
     assert at.text_input(key="ck_std").value == "tensor([[[0.0817]],\n\n        [[0.1886]]])"
     old = _link({"x": "2,4,6,8", "case": "seed003-contextual", "cmean": "5.63, 5.57"})
-    assert old.subheader[0].value == "1. One vector, six conventions"
+    assert old.header[0].value == "1. One vector, six conventions"
     assert _go(old, "check").text_input(key="ck_mean").value == "5.63, 5.57"
     assert old.selectbox(key="ck_case").value == "why-not-bn-contextual"
 
 
 def test_show_every_section_draws_the_whole_lesson():
     at = _link({"all": "1"})
-    titles = [h.value for h in at.subheader]
+    titles = [h.value for h in at.header]
     assert [t.split(". ")[0] for t in titles[: len(SECTIONS)]] == [
         str(k) for k in range(1, len(SECTIONS) + 1)
     ]

@@ -76,7 +76,7 @@ def shown(at: AppTest) -> tuple:
 
 def headers(at: AppTest) -> list[str]:
     """The section titles shown (the exports' heading left out)."""
-    return [h.value for h in at.subheader if h.value != "Take the numbers with you"]
+    return [h.value for h in at.header if h.value != "Take the numbers with you"]
 
 
 def link_notice(at: AppTest) -> str:

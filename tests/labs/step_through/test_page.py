@@ -35,7 +35,7 @@ def at() -> AppTest:
 
 def step_titles(app: AppTest) -> list[str]:
     """The titles of the sections on screen: "1. Mean", ..."""
-    return [h.value for h in app.subheader if h.value[0].isdigit()]
+    return [h.value for h in app.header if h.value[0].isdigit()]
 
 
 def frame(app: AppTest, first_column: str, last_column: str):

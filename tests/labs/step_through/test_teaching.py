@@ -51,7 +51,7 @@ def has_metric(at: AppTest, label: str) -> bool:
 
 def step_titles(at: AppTest) -> list[str]:
     """The titles of the sections on screen: "1. Mean", ..."""
-    return [h.value for h in at.subheader if h.value[0].isdigit()]
+    return [h.value for h in at.header if h.value[0].isdigit()]
 
 
 def token_heading(at: AppTest) -> str:
@@ -302,7 +302,7 @@ def test_hidden_inputs_keep_their_values_through_presenter_mode():
     assert at.text_area(key="st_text").value == "1, 2, 3\n4, 6, 11"
     assert at.text_input(key="st_gamma").value == "3"
     assert step_titles(at) == ["2. Variance"]
-    assert "Take the numbers with you" in [h.value for h in at.subheader]
+    assert "Take the numbers with you" in [h.value for h in at.header]
 
 
 # ---------------------------------------------------------------- predict, then reveal

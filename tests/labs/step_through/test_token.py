@@ -235,10 +235,10 @@ def test_the_normalized_caption_says_what_the_rows_hold(rows, eps, said):
 
 def test_vector_and_recovery_frames():
     frame = ls.vector_frame("x̂", np.array([1.0, 2.0]))
-    assert list(frame.columns) == ["", "f1", "f2"]
+    assert list(frame.columns) == ["vector", "f1", "f2"]
     assert list(frame.iloc[0]) == ["x̂", 1.0, 2.0]
     recovery = ls.recovery_frame(lesson_of(gamma=2.0))
-    assert list(recovery[""]) == ["x", "y", "y − x"]
+    assert list(recovery["vector"]) == ["x", "y", "y − x"]
     np.testing.assert_allclose(
         recovery.iloc[1, 1:].astype(float), 2 * np.array([-3, -1, 1, 3]) / STD
     )

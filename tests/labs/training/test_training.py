@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -18,7 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from fairness import unfair
-from helpers import front_of_line_held, needs_cuda, validated
+from helpers import chart_contrast_problems, front_of_line_held, needs_cuda, validated
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from lnlab.classroom.asking import live_question
@@ -241,6 +242,10 @@ def test_the_lessons_charts_are_valid_plotly(tiny_lab) -> None:
     assert len(charts) == 4  # loss, gradients, depth, warm-up (no Batch Norm chosen)
     for chart in charts:
         validated(chart.plot())
+        # read without seeing it (tests/pages/test_charts.py checks the other lessons')
+        assert chart.label and re.search(r"\d", chart.summary), (chart.label, chart.summary)
+        assert not chart.table().empty
+        assert not chart_contrast_problems(chart.plot().to_plotly_json())
     assert slides(TINY, None).sections[1].callouts  # before training: "press Train"
 
 

@@ -61,7 +61,7 @@ def _count(app: AppTest) -> list[str]:
 
 
 def test_defaults_post_norm_depth_24_and_12_layers(at):
-    assert at.subheader[0].value == "1. Add & Norm on a small block"
+    assert at.header[0].value == "1. Add & Norm on a small block"
     assert _diagram_boxes(at)[:3] == ["Input", "Multi-Head Attention", "Add & Norm"]
     stages = _stage_tables(at)
     assert len(stages) == 4
@@ -128,16 +128,16 @@ def test_out_of_range_layers_shows_an_error_and_keeps_the_last_good_numbers():
 def test_next_previous_and_the_chooser_move_through_the_sections(at):
     assert at.button(key="transformer_prev").disabled
     at.button(key="transformer_next").click().run()
-    assert at.subheader[0].value == "2. Depth: how big the residual stream gets"
+    assert at.header[0].value == "2. Depth: how big the residual stream gets"
     at.button(key="transformer_next").click().run()
-    assert at.subheader[0].value == "3. How many Layer Norms a prompt passes through"
+    assert at.header[0].value == "3. How many Layer Norms a prompt passes through"
     assert at.button(key="transformer_next").disabled
     at.button(key="transformer_prev").click().run()
     assert at.query_params["s"] == "2"
     _show(at, 0)
-    assert at.subheader[0].value == "1. Add & Norm on a small block"
+    assert at.header[0].value == "1. Add & Norm on a small block"
     at.toggle(key="transformer_all").set_value(True).run()
-    assert [s.value for s in at.subheader][:3] == [
+    assert [s.value for s in at.header][:3] == [
         "1. Add & Norm on a small block",
         "2. Depth: how big the residual stream gets",
         "3. How many Layer Norms a prompt passes through",
@@ -189,7 +189,7 @@ def test_link_round_trip_shows_the_same_numbers():
 
 def _titles(app: AppTest) -> list[str]:
     """The titles of the sections on screen (numbered "1. ...")."""
-    return [h.value.split(". ", 1)[1] for h in app.subheader if h.value[0].isdigit()]
+    return [h.value.split(". ", 1)[1] for h in app.header if h.value[0].isdigit()]
 
 
 def test_presenter_mode_shows_one_section_per_slide():

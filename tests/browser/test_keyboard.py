@@ -1,0 +1,258 @@
+"""The keyboard alone, as a student who uses no mouse (WCAG 2.2: 2.1.1, 2.4.3, 2.4.7, 4.1.3).
+
+A student goes through a lesson, answers its question and opens a chart's numbers; joins a
+class and answers there; the teacher reveals. Every key press here is Tab, Shift+Tab, Enter,
+Space or an arrow. After every press the focused element is framed (an outline of at least
+2 px on it or on the control it belongs to), and after every action the focus is where the
+user is: on the control they used, or, where the action removed it, on what replaced it
+(lnlab.ui.assist). The page's live region (#lnlab-status, polite) says what changed, once.
+The teacher's moves other than Reveal (start, present, ask) use the mouse: they are not
+under test here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from .axe import STUDENT
+from .conftest import (
+    APP_PAGES,
+    MAIN,
+    POLL_MS,
+    StreamlitServer,
+    expect_rerun,
+    new_app_page,
+    runs_finished,
+    wait_for_app,
+)
+from .slides import PROJECTORS
+from .test_live_class import LIVE_MS, _start_and_present
+from .test_phone import PHONE
+
+pytestmark = pytest.mark.browser
+
+STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
+TRANSFORMER = next(p for p in APP_PAGES if p.name == "transformer")
+MAX_TABS = 80  # more than any page has controls before the one a test goes to
+# What has the focus: its tag and text, the st-key-* names around it (innermost first), and
+# whether it is framed: an outline of at least 2 px on it or on one of its 4 nearest
+# ancestors (a radio's or a switch's input is hidden; its label is framed).
+FOCUS_JS = """() => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return null;
+    const framed = (e) => {
+        const s = getComputedStyle(e);
+        return s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2;
+    };
+    let shown = false;
+    for (let e = el, k = 0; e && k < 5 && !shown; e = e.parentElement, k++) shown = framed(e);
+    const keys = [];
+    for (let e = el; e; e = e.parentElement) {
+        for (const c of e.classList || []) if (c.startsWith('st-key-')) keys.push(c.slice(7));
+    }
+    const text = (el.getAttribute('aria-label') || el.innerText || el.value || '').trim();
+    return {tag: el.tagName, type: el.type || '', text: text.slice(0, 80), keys, shown};
+}"""
+# Everything the live region says, in order: what a screen reader would hear.
+LISTEN_JS = """() => {
+    window.__lnlabSaid = [];
+    const region = document.getElementById('lnlab-status');
+    new MutationObserver(() => {
+        const text = region.textContent.trim();
+        if (text) window.__lnlabSaid.push(text);
+    }).observe(region, {childList: true, characterData: true, subtree: true});
+}"""
+
+Focus = dict
+
+
+def focus(page: Page) -> Focus | None:
+    return page.evaluate(FOCUS_JS)
+
+
+def said(page: Page) -> list[str]:
+    return page.evaluate("window.__lnlabSaid")
+
+
+def listen(page: Page) -> None:
+    """Record what the live region says from now on (`said`)."""
+    page.wait_for_selector("#lnlab-status", state="attached")
+    page.evaluate(LISTEN_JS)
+
+
+def keyed(name: str) -> Callable[[Focus], bool]:
+    """The focus is on the control keyed `name` (or one whose key starts with it + "_")."""
+    return lambda f: (
+        bool(f["keys"]) and (f["keys"][0] == name or f["keys"][0].startswith(name + "_"))
+    )
+
+
+def tab_to(page: Page, wanted: Callable[[Focus], bool], *, back: bool = False) -> Focus:
+    """Press Tab (Shift+Tab with `back`) until the focus is on what `wanted` accepts; every
+    stop on the way must be framed."""
+    seen = []
+    for _ in range(MAX_TABS):
+        page.keyboard.press("Shift+Tab" if back else "Tab")
+        now = focus(page)
+        assert now is not None, f"Tab left the focus nowhere, after {seen[-3:]}"
+        assert now["shown"], f"no visible focus on {now}"
+        if wanted(now):
+            return now
+        seen.append((now["tag"], now["text"][:30], now["keys"][:1]))
+    raise AssertionError(f"{MAX_TABS} presses of Tab never got there: {seen}")
+
+
+def assert_focus(page: Page, wanted: Callable[[Focus], bool], what: str) -> None:
+    """After an action: the focus is where `wanted` says, and framed."""
+    page.wait_for_function(
+        f"() => {{ const f = ({FOCUS_JS})(); return f && f.keys.length > 0; }}",
+        polling=POLL_MS,
+    )
+    now = focus(page)
+    assert now is not None and wanted(now), f"the focus should be {what}, not {now}"
+    assert now["shown"], f"no visible focus on {now}"
+
+
+def test_a_lesson_with_the_keyboard(browser: Browser, streamlit_server: StreamlitServer):
+    """A question (type the answer, Check), a chart's numbers, Next: the focus stays on the
+    control used, framed, and the live region says the verdict and the new section."""
+    page = new_app_page(browser, STUDENT)
+    try:
+        page.goto(streamlit_server.page_url(STEP_THROUGH) + "?v=1&q=1")
+        wait_for_app(page)
+        listen(page)
+        tab_to(page, keyed("q"))  # the question of "1. Mean": "Your answer", a number
+        page.keyboard.type("5")
+        with expect_rerun(page):
+            page.keyboard.press("Enter")
+        assert_focus(page, keyed("q"), "in the answer's box")
+        tab_to(page, keyed("check"))
+        with expect_rerun(page):
+            page.keyboard.press("Enter")
+        assert_focus(page, keyed("check"), "on Check")
+        expect(page.locator(f"{MAIN} [data-testid='stAlert']").first).to_contain_text("answer")
+        page.wait_for_function("() => window.__lnlabSaid.length > 0", polling=POLL_MS)
+        assert re.search(r"Section 1 of \d+: Mean\. .*answer is", said(page)[-1]), said(page)
+
+        tab_to(page, keyed("numbers"))  # the chart's "The numbers as a table"
+        with expect_rerun(page):
+            page.keyboard.press("Space")
+        assert_focus(page, keyed("numbers"), "on the switch")
+        expect(page.get_by_role("region", name=re.compile(r": the numbers$"))).to_be_visible()
+
+        tab_to(page, keyed("step_through_next"), back=True)
+        with expect_rerun(page):
+            page.keyboard.press("Enter")
+        expect(page.locator(MAIN)).to_contain_text("2. Variance")
+        assert_focus(page, keyed("step_through_next"), "on Next")
+        page.wait_for_function(
+            "() => window.__lnlabSaid.some(t => t.startsWith('Section 2 of'))",
+            polling=POLL_MS,
+        )
+    finally:
+        page.context.close()
+
+
+def test_the_last_slide_moves_the_focus_to_previous(
+    browser: Browser, streamlit_server: StreamlitServer
+):
+    """Next goes grey on the last slide: the focus moves to Previous, not to the page."""
+    page = new_app_page(browser, PROJECTORS[0])
+    try:
+        page.goto(streamlit_server.page_url(STEP_THROUGH) + "?v=1&present=1&step=14")
+        wait_for_app(page)
+        tab_to(page, keyed("step_through_next"))
+        with expect_rerun(page):
+            page.keyboard.press("Enter")
+        expect(page.locator(".st-key-step_through_next button")).to_be_disabled()
+        assert_focus(page, keyed("step_through_prev"), "on Previous")
+    finally:
+        page.context.close()
+
+
+def test_a_wide_table_scrolls_with_the_keyboard(
+    browser: Browser, streamlit_server: StreamlitServer
+):
+    """On a phone a wide table scrolls sideways in its own box: the box is a tab stop with a
+    name, and the arrow keys scroll it."""
+    page = new_app_page(browser, PHONE)
+    try:
+        page.goto(streamlit_server.page_url(TRANSFORMER))
+        wait_for_app(page)
+        box = tab_to(page, lambda f: f["tag"] == "DIV" and bool(f["text"]))
+        wrap = page.locator(".lnlab-table-wrap:focus")
+        expect(wrap).to_have_attribute("role", "region")
+        assert box["text"], "the table's region has no name"
+        before = wrap.evaluate("e => e.scrollLeft")
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "n => document.activeElement.scrollLeft > n", arg=before, polling=POLL_MS
+        )
+    finally:
+        page.context.close()
+
+
+def test_a_class_with_the_keyboard(browser: Browser, streamlit_server: StreamlitServer):
+    """A student joins by the link and answers with the keyboard; the teacher reveals with
+    it. The focus lands on what replaced the button pressed, and each live region says what
+    changed once, not at every poll."""
+    teacher = new_app_page(browser, PROJECTORS[0])
+    student = new_app_page(browser, PHONE)
+    try:
+        link = _start_and_present(teacher, streamlit_server)
+        student.goto(link)
+        wait_for_app(student)
+        listen(student)
+        tab_to(student, keyed("live_join"))
+        with expect_rerun(student):
+            student.keyboard.press("Enter")
+        assert_focus(student, keyed("live_student"), "on the student's view")
+
+        with expect_rerun(teacher):
+            teacher.locator('[class*="st-key-live_ask_"] button').click()
+        expect(student.locator(".st-key-live_options button").first).to_be_visible(timeout=LIVE_MS)
+        student.wait_for_function(
+            "() => window.__lnlabSaid.some(t => t.startsWith('New question'))",
+            polling=POLL_MS,
+            timeout=LIVE_MS,
+        )
+        tab_to(student, keyed("live_opt"))
+        with expect_rerun(student):
+            student.keyboard.press("Enter")
+        expect(student.locator(MAIN)).to_contain_text("Waiting for the reveal")
+        assert_focus(student, keyed("live_student"), "on the student's view")
+        assert said(student)[-1].startswith("Your answer:"), said(student)
+
+        listen(teacher)
+        teacher.locator(".st-key-live_panel").get_by_text("1 of 1").wait_for(timeout=LIVE_MS)
+        tab_to(teacher, keyed("live_reveal"))
+        teacher.keyboard.press("Enter")
+        expect(teacher.locator(".st-key-live_panel")).to_contain_text("Revealed", timeout=LIVE_MS)
+        assert_focus(teacher, keyed("live_panel"), "on the class's panel")
+        teacher.wait_for_function(
+            "() => window.__lnlabSaid.some(t => t.startsWith('Revealed'))", polling=POLL_MS
+        )
+        student.wait_for_function(
+            "() => window.__lnlabSaid.some(t => t.startsWith('The answer'))",
+            polling=POLL_MS,
+            timeout=LIVE_MS,
+        )
+        # three more polls of the panel (every second) and of the student's page: no repeat
+        for page in (teacher, student):
+            runs = runs_finished(page)
+            page.wait_for_function(
+                "n => window.__lnlabRunsFinished >= n + 3",
+                arg=runs,
+                polling=POLL_MS,
+                timeout=LIVE_MS,
+            )
+        assert [t for t in said(teacher) if t.startswith("Revealed")] == said(teacher)[-1:]
+        assert len([t for t in said(student) if t.startswith("The answer")]) == 1, said(student)
+    finally:
+        teacher.context.close()
+        student.context.close()
