@@ -21,6 +21,7 @@ from lnlab.teach.export import Exports
 from lnlab.teach.figures import figure as plain_figure
 from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
+from lnlab.ui import live as in_browser
 from lnlab.ui.classroom import awaiting_reveal, teacher_panel, teaching
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
@@ -224,6 +225,7 @@ def lesson_view(
     controls: Mapping[str, Control] | None = None,
     quiz_key: str | None = None,
     after: Callable[[], None] | None = None,
+    live: in_browser.LiveSections | None = None,
 ) -> None:
     """The lesson `build()` returns, one section at a time, as a fragment.
 
@@ -231,9 +233,9 @@ def lesson_view(
     page's widgets for it; `after` draws what follows the lesson off-slide (exports), outside
     the fragment: it depends on the inputs, not on the section shown, so a click does not
     redraw it. The page's link is kept current from the fragment, so it names the section on
-    screen.
+    screen. `live` names the first sections the browser computes and draws (lnlab.ui.live).
     """
-    _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key)
+    _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key, live)
     if after is not None and not presenting():
         after()
 
@@ -246,6 +248,7 @@ def _lesson_fragment(
     fields: tuple[Field, ...],
     controls: dict[str, Control],
     quiz_key: str | None,
+    live: in_browser.LiveSections | None,
 ) -> None:
     pace(fragment=True)
     rerun_if_asked()
@@ -255,10 +258,31 @@ def _lesson_fragment(
     ss[slide_key] = _clamped(ss.get(slide_key, 0), count)
     slide = presenting()
     show_all = not slide and bool(ss.get(f"{page}_all", False))
+    quiz = bool(quiz_key and ss.get(quiz_key, False))
+    at = ss[slide_key]
+    class_on = teaching() is not None
+    if not in_browser.covers(live, at, show_all=show_all, quiz=quiz, class_on=class_on):
+        _sections(lesson, page, slide_key, controls, quiz, show_all)
+    elif not in_browser.draw(live, lesson, at, page=page, slide_key=slide_key):  # type: ignore[arg-type]
+        with st.container(key=in_browser.FALLBACK):  # the browser hides it once it draws
+            _sections(lesson, page, slide_key, controls, quiz, show_all)
+    share_link(page, fields)
+
+
+def _sections(
+    lesson: Lesson,
+    page: str,
+    slide_key: str,
+    controls: dict[str, Control],
+    quiz: bool,
+    show_all: bool,
+) -> None:
+    """The navigation, the example's line and the section (or every section) on screen."""
+    ss = st.session_state
+    count = len(lesson.sections)
     _navigation(lesson, page, slide_key, show_all)
     if lesson.context:
         st.markdown(lesson.context)
-    quiz = bool(quiz_key and ss.get(quiz_key, False))
     shown = range(count) if show_all else [ss[slide_key]]
     # one section at a time: its chart keeps one key, so the browser updates the chart on
     # screen (Plotly.react) instead of drawing a new one
@@ -277,7 +301,6 @@ def _lesson_fragment(
             live=partial(teacher_panel, section.question, page) if teach else None,
             held=teach and awaiting_reveal(section.question),
         )
-    share_link(page, fields)
 
 
 def _clamped(value: object, count: int) -> int:
