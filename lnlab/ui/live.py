@@ -19,6 +19,7 @@ is today's: the questions' gate and the class are Python's.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -38,6 +39,7 @@ FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the b
 _WORKS = "_lnlab_live_works"  # None: not known yet; True: the browser drew it; False: it failed
 _REV = "_lnlab_live_rev"  # the last revision of the browser's state applied
 _ERROR = "_lnlab_live_error"
+_SESSION = "_lnlab_live_session"
 _STATUS_FAILED = "failed"
 
 # The component's own script: it loads the lesson's modules and KaTeX from the app's static
@@ -121,6 +123,7 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
     data = {
         **live.data(),
         "rev": ss.get(_REV, 0),
+        "session": ss.setdefault(_SESSION, secrets.token_hex(8)),  # a new one: revisions restart
         "step": at,
         "sections": [s.title for s in lesson.sections],
         "title": lesson.title,

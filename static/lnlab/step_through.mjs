@@ -44,7 +44,12 @@ for (let power = -8; power <= 0; power++) {
 
 const lessons = new WeakMap();
 
-/** Draw (or update) the lesson in the component's element; returns its clean-up. */
+/**
+ * Draw (or update) the lesson in the component's element; returns its clean-up. Streamlit
+ * calls this again with every new `data`, and may call an older call's clean-up while the
+ * element is still on the page (when data changed before that call finished): the lesson is
+ * taken down only once its element has left the page.
+ */
 export function mount(component, katex) {
   const host = component.parentElement;
   let lesson = lessons.get(host);
@@ -54,6 +59,17 @@ export function mount(component, katex) {
   }
   lesson.receive(component.data);
   return lesson.stop;
+}
+
+/**
+ * What to show when Python's values arrive: each value changed here after the last revision
+ * Python applied (`fieldRev[f] > ack`) stays as it is here; the others are Python's. So an echo
+ * of an older state never snaps back a slider that is being dragged.
+ */
+export function merge(local, server, fieldRev, ack) {
+  const out = {};
+  for (const f of FIELDS) out[f] = local !== null && fieldRev[f] > ack ? local[f] : server[f];
+  return out;
 }
 
 /** The number typed in a cell, or an error message (lnlab.core.parse's rules for one number). */
@@ -93,7 +109,7 @@ class StepLesson {
     this.katex = katex;
     this.sendState = send;
     this.id = `lnlab-live-${++made}`;
-    this.rev = null; // the last revision made here
+    this.rev = null; // the last revision made here (Python echoes the last it applied)
     this.fieldRev = Object.fromEntries(FIELDS.map((f) => [f, 0]));
     this.local = null; // step, eps, gamma, beta, x as shown
     this.data = null;
@@ -111,9 +127,6 @@ class StepLesson {
   // ------------------------------------------------------------------ data from Python
 
   receive(data) {
-    const first = this.data === null;
-    this.data = data;
-    if (first) this.rev = data.rev;
     const server = {
       step: data.step,
       eps: fromJson(data.eps),
@@ -121,14 +134,15 @@ class StepLesson {
       beta: data.beta.map(fromJson),
       x: data.x.map(fromJson),
     };
-    const local = this.local ?? server;
-    const shapeChanged = local.x.length !== server.x.length;
-    this.local = {};
-    for (const f of FIELDS) {
-      const pending = !first && !shapeChanged && this.fieldRev[f] > data.rev;
-      this.local[f] = pending ? local[f] : server[f];
+    const fresh = this.data === null || this.data.session !== data.session; // a new server session
+    const reshaped = this.local !== null && this.local.x.length !== server.x.length;
+    if (fresh || reshaped) {
+      this.rev = Math.max(this.rev ?? 0, data.rev);
+      for (const f of FIELDS) this.fieldRev[f] = 0;
     }
-    if (shapeChanged) this.buildTable();
+    this.data = data;
+    this.local = merge(this.local, server, this.fieldRev, data.rev);
+    if (reshaped) this.buildTable();
     this.pythonResult = this.pending() ? null : this.serverResult(data.result);
     this.layout();
     this.render();
@@ -305,9 +319,9 @@ class StepLesson {
     this.caption.textContent = this.data.texts.caption;
   }
 
-  /** Show the lesson once it can draw; with today's lesson still under it, hide that. */
+  /** Show the lesson once it can draw. While Python still draws today's lesson under it
+   * (it has not heard that this one works in this session), hide that and tell Python. */
   show() {
-    if (!this.root.hidden) return;
     this.root.hidden = false;
     if (!this.data.fallback) return;
     if (!document.getElementById(FALLBACK_STYLE)) {
@@ -315,7 +329,7 @@ class StepLesson {
       style.textContent = `.st-key-${this.data.fallback} { display: none !important; }`;
       document.head.append(style);
     }
-    this.sendState("status", "ready"); // from now on Python leaves today's lesson out
+    this.sendState("status", "ready");
   }
 
   // ------------------------------------------------------------------ drawing
@@ -461,7 +475,8 @@ class StepLesson {
 
   /** The arrow and page keys anywhere on the page, unless something there takes them. */
   key(e) {
-    if (this.root.hidden || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (this.root.hidden || !this.root.isConnected) return;
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
     const delta = { ArrowLeft: -1, PageUp: -1, ArrowRight: 1, PageDown: 1 }[e.key];
     if (!delta || isEditable(e.composedPath()[0])) return;
     e.preventDefault();
@@ -583,6 +598,7 @@ class StepLesson {
   }
 
   cleanUp() {
+    if (this.host.isConnected) return; // still shown: a newer call of mount() has it
     window.removeEventListener("keydown", this.onKey, true);
     this.resize.disconnect();
     for (const timer of Object.values(this.timers)) clearTimeout(timer);
