@@ -120,19 +120,21 @@ def show_section(
     place: str = "",
     live: Control | None = None,
     held: bool = False,
+    chart: bool = True,
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
     once its question (if any, and if predictions are on) is answered, the finding, the worked
     formulas, numbers and figure. With a figure, text and numbers stand left and the figure right.
 
     `live` draws a live class's panel under the text (lnlab.ui.classroom); `held` keeps the
-    result off the slide meanwhile (the class is answering the question).
+    result off the slide meanwhile (the class is answering the question). `chart=False` leaves
+    the figure out (see lnlab.ui.live: the page's own lesson is about to replace this one).
     """
     slide = presenting()
     st.subheader(f"{number}. {section.title}")
     for callout in section.callouts:
         getattr(st, callout.kind)(callout.text)
-    fig = _figure(section, slide)
+    fig = _figure(section, slide) if chart else None
     text_col, fig_col = st.columns([1, 1], gap="medium") if fig else (st.container(), None)
     with text_col:
         _setting(section, control)
@@ -261,11 +263,13 @@ def _lesson_fragment(
     quiz = bool(quiz_key and ss.get(quiz_key, False))
     at = ss[slide_key]
     class_on = teaching() is not None
-    if not in_browser.covers(live, at, show_all=show_all, quiz=quiz, class_on=class_on):
+    if live is None or not in_browser.covers(live, at, show_all, quiz=quiz, class_on=class_on):
         _sections(lesson, page, slide_key, controls, quiz, show_all)
-    elif not in_browser.draw(live, lesson, at, page=page, slide_key=slide_key):  # type: ignore[arg-type]
-        with st.container(key=in_browser.FALLBACK):  # the browser hides it once it draws
-            _sections(lesson, page, slide_key, controls, quiz, show_all)
+    else:
+        drawn = in_browser.draw(live, lesson, at, page=page, slide_key=slide_key)
+        if drawn is not True:  # today's lesson too: under the browser's (None), or instead
+            with st.container(key=in_browser.FALLBACK):
+                _sections(lesson, page, slide_key, controls, quiz, show_all, drawn is False)
     share_link(page, fields)
 
 
@@ -276,6 +280,7 @@ def _sections(
     controls: dict[str, Control],
     quiz: bool,
     show_all: bool,
+    charts: bool = True,
 ) -> None:
     """The navigation, the example's line and the section (or every section) on screen."""
     ss = st.session_state
@@ -300,6 +305,7 @@ def _sections(
             place=place,
             live=partial(teacher_panel, section.question, page) if teach else None,
             held=teach and awaiting_reveal(section.question),
+            chart=charts,
         )
 
 

@@ -107,10 +107,11 @@ def static_base() -> str:
     return f"/{base}/app/static/" if base else "/app/static/"
 
 
-def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: str) -> bool:
-    """Draw the browser's lesson at section `at`; True when it alone draws it (it has shown it
-    works in this session). False: today's lesson must be drawn as well, in `FALLBACK` while
-    the browser has not said (it hides that container once it draws), or alone after it failed.
+def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: str) -> bool | None:
+    """Draw the browser's lesson at section `at`. True: it alone draws it (it has shown that it
+    works in this session). None: not known yet; today's lesson goes under it, in `FALLBACK`,
+    which the browser hides once it draws (so today's chart is left out: it would cost the
+    first visit Plotly's loading for nothing). False: it failed; today's lesson is drawn alone.
     """
     ss = st.session_state
     works = ss.get(_WORKS)
@@ -137,15 +138,13 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
         on_lesson_change=partial(_sent, live, page, slide_key, len(lesson.sections)),
         on_status_change=_status,
     )
-    return bool(works)
+    return works
 
 
-def covers(
-    live: LiveSections | None, at: int, *, show_all: bool, quiz: bool, class_on: bool
-) -> bool:
+def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on: bool) -> bool:
     """Whether the browser draws section `at`: one of its sections, shown alone, with no
     question to gate (predictions off) and no class following the slides."""
-    return live is not None and at < live.count and not (show_all or quiz or class_on)
+    return at < live.count and not (show_all or quiz or class_on)
 
 
 def _status() -> None:

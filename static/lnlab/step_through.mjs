@@ -147,6 +147,7 @@ class StepLesson {
     this.layout();
     this.render();
     this.show();
+    this.markSynced();
   }
 
   serverResult(r) {
@@ -162,6 +163,11 @@ class StepLesson {
   /** Whether a value changed here has not reached Python yet. */
   pending() {
     return ["eps", "gamma", "beta", "x"].some((f) => this.fieldRev[f] > this.data.rev);
+  }
+
+  /** data-synced="true" once Python has applied everything changed here (tests, bench). */
+  markSynced() {
+    this.root.dataset.synced = String(FIELDS.every((f) => this.fieldRev[f] <= this.data.rev));
   }
 
   /** Python's numbers while nothing moved since it computed them; ours while something did. */
@@ -549,6 +555,7 @@ class StepLesson {
     this.rev += 1;
     this.fieldRev[field] = this.rev;
     this.local[field] = value;
+    this.markSynced();
   }
 
   /** Send Python every value changed here that it has not applied yet, with `extra`. */

@@ -11,14 +11,12 @@ STEPS = live.LiveSections(5, dict, lambda changes: False)
 
 
 def test_the_browser_draws_its_sections_alone_unless_a_question_or_a_class_needs_python():
-    assert live.covers(STEPS, 0, show_all=False, quiz=False, class_on=False)
-    assert live.covers(STEPS, 4, show_all=False, quiz=False, class_on=False)
-    assert not live.covers(STEPS, 5, show_all=False, quiz=False, class_on=False)
-    assert not live.covers(None, 0, show_all=False, quiz=False, class_on=False)
-    for gate in ({"show_all": True}, {"quiz": True}, {"class_on": True}):
-        assert not live.covers(
-            STEPS, 0, **{"show_all": False, "quiz": False, "class_on": False, **gate}
-        )
+    assert live.covers(STEPS, 0, False, quiz=False, class_on=False)
+    assert live.covers(STEPS, 4, False, quiz=False, class_on=False)
+    assert not live.covers(STEPS, 5, False, quiz=False, class_on=False)
+    assert not live.covers(STEPS, 0, True, quiz=False, class_on=False)
+    assert not live.covers(STEPS, 0, False, quiz=True, class_on=False)
+    assert not live.covers(STEPS, 0, False, quiz=False, class_on=True)
 
 
 def test_navigation_is_checked():
