@@ -12,6 +12,7 @@ BENCHMARKS = (
     "bench.browser",
     "bench.sessions",
     "bench.clicks",
+    "bench.live",
     "bench.cold",
     "bench.flood",
     "bench.messages",

@@ -110,6 +110,7 @@ class StepLesson {
     this.sendState = send;
     this.id = `lnlab-live-${++made}`;
     this.rev = null; // the last revision made here (Python echoes the last it applied)
+    this.sent = 0; // the last revision sent
     this.fieldRev = Object.fromEntries(FIELDS.map((f) => [f, 0]));
     this.local = null; // step, eps, gamma, beta, x as shown
     this.data = null;
@@ -138,6 +139,7 @@ class StepLesson {
     const reshaped = this.local !== null && this.local.x.length !== server.x.length;
     if (fresh || reshaped) {
       this.rev = Math.max(this.rev ?? 0, data.rev);
+      this.sent = fresh ? data.rev : this.sent;
       for (const f of FIELDS) this.fieldRev[f] = 0;
     }
     this.data = data;
@@ -564,6 +566,8 @@ class StepLesson {
     const changes = {};
     for (const f of FIELDS) if (this.fieldRev[f] > this.data.rev) changes[f] = this.local[f];
     if (!Object.keys(changes).length && !Object.keys(extra).length) return;
+    if (this.rev <= this.sent) this.rev += 1; // Python takes each revision once
+    this.sent = this.rev;
     this.sendState("lesson", { rev: this.rev, ...changes, ...extra });
   }
 

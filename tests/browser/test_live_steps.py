@@ -208,6 +208,16 @@ def test_leaving_the_five_steps_goes_to_pythons_sections_and_back(steps: Page):
     expect(page.locator(HEADING)).to_have_text(f"5. {STEPS[4].title}")
 
 
+def test_show_every_section_hands_the_lesson_to_python(steps: Page):
+    page = steps
+    with expect_rerun(page):
+        page.locator(f"{LIVE} .lnlab-live-switch input").check()
+    expect(page.locator(LIVE)).to_have_count(0)
+    for k, title in ((1, STEPS[0].title), (6, "The check"), (10, "Backward")):
+        expect(page.locator(MAIN)).to_contain_text(f"{k}. {title}")
+    expect(page).to_have_url(re.compile(r"[?&]all=1(&|$)"))
+
+
 def test_the_lesson_reads_out_on_release_and_has_names(steps: Page):
     page = steps
     nav = page.locator(f"{LIVE} .lnlab-live-nav")
