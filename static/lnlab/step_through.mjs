@@ -120,7 +120,13 @@ class StepLesson {
     this.build();
     this.onKey = (e) => this.key(e);
     window.addEventListener("keydown", this.onKey, true);
-    this.resize = new ResizeObserver(() => this.drawBars());
+    this.figureWidth = 0; // from the observer: reading it while drawing would force a layout
+    this.resize = new ResizeObserver(([entry]) => {
+      const width = Math.round(entry.contentRect.width);
+      if (width === this.figureWidth) return;
+      this.figureWidth = width;
+      this.drawBars();
+    });
     this.resize.observe(this.figure);
     this.stop = () => this.cleanUp();
   }
@@ -145,6 +151,7 @@ class StepLesson {
     this.data = data;
     this.local = merge(this.local, server, this.fieldRev, data.rev);
     if (reshaped) this.buildTable();
+    this.shownStep = null; // draw everything: the words and presenter mode may have changed
     this.pythonResult = this.pending() ? null : this.serverResult(data.result);
     this.layout();
     this.render();
@@ -353,16 +360,20 @@ class StepLesson {
     this.next.disabled = k === count - 1;
     this.chooser.value = String(k);
     this.allSwitch.checked = false;
-    this.slideLabel.replaceChildren(el("strong", { text: `Slide ${k + 1} of ${count}` }), ` · ${this.data.title}`);
+    if (this.shownStep !== k) {
+      // what a step changes; a value alone changes only what follows
+      this.shownStep = k;
+      this.slideLabel.replaceChildren(el("strong", { text: `Slide ${k + 1} of ${count}` }), ` · ${this.data.title}`);
+      this.heading.textContent = `${k + 1}. ${info.title}`;
+      this.explanation.innerHTML = this.cached(`text:${k}`, () => this.markdown(info.explanation));
+      this.formula.innerHTML = this.cached(info.formula, () => this.math(info.formula));
+    }
     this.context.replaceChildren(
       el("strong", { text: `Token ${this.data.token.index + 1}: ${this.data.token.label}` }),
       ` · ${tokenSummary(t.x, t.eps, t.gamma, t.beta)}`,
     );
     this.setSliders();
-    this.heading.textContent = `${k + 1}. ${info.title}`;
     this.setCallout(info.key, r);
-    this.explanation.innerHTML = this.cached(`text:${k}`, () => this.markdown(info.explanation));
-    this.formula.innerHTML = this.cached(info.formula, () => this.math(info.formula));
     const worked = writtenSteps(this.values)[k];
     if (worked !== this.lastWorked) {
       this.worked.innerHTML = this.math(worked);
@@ -438,7 +449,7 @@ class StepLesson {
 
   drawBars() {
     if (!this.values) return;
-    const width = Math.max(240, this.figure.clientWidth || 480);
+    const width = Math.max(240, this.figureWidth || 480);
     const height = this.data.presenting ? 340 : 360;
     const font = this.data.presenting ? 16 : 14;
     this.svg.setAttribute("width", String(width));
