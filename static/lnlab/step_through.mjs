@@ -34,6 +34,7 @@ const EDITABLE = [
 ].join(",");
 const NUMBER = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
 const FALLBACK_STYLE = "lnlab-live-hides-fallback";
+const KEPT_FORMULAS = 64; // drawn formulas kept, so stepping back and forth draws none again
 let made = 0; // lessons mounted on this page, for unique ids
 
 /** epsilon's slider: 0, then 1, 2, 5 times each power of ten from 1e-8 to 1. */
@@ -115,7 +116,7 @@ class StepLesson {
     this.local = null; // step, eps, gamma, beta, x as shown
     this.data = null;
     this.timers = {};
-    this.cache = new Map(); // LaTeX -> KaTeX markup of formulas that do not move
+    this.formulas = new Map(); // LaTeX (or a step's words) -> its drawn element, latest last
     this.editing = null; // the cell being typed in
     this.build();
     this.onKey = (e) => this.key(e);
@@ -365,8 +366,8 @@ class StepLesson {
       this.shownStep = k;
       this.slideLabel.replaceChildren(el("strong", { text: `Slide ${k + 1} of ${count}` }), ` · ${this.data.title}`);
       this.heading.textContent = `${k + 1}. ${info.title}`;
-      this.explanation.innerHTML = this.cached(`text:${k}`, () => this.markdown(info.explanation));
-      this.formula.innerHTML = this.cached(info.formula, () => this.math(info.formula));
+      this.explanation.replaceChildren(this.drawn(`text:${info.explanation}`, () => this.markdown(info.explanation)));
+      this.formula.replaceChildren(this.drawn(info.formula, () => this.math(info.formula)));
     }
     this.context.replaceChildren(
       el("strong", { text: `Token ${this.data.token.index + 1}: ${this.data.token.label}` }),
@@ -376,7 +377,7 @@ class StepLesson {
     this.setCallout(info.key, r);
     const worked = writtenSteps(this.values)[k];
     if (worked !== this.lastWorked) {
-      this.worked.innerHTML = this.math(worked);
+      this.worked.replaceChildren(this.drawn(worked, () => this.math(worked)));
       this.lastWorked = worked;
     }
     this.setNumbers(info, r);
@@ -473,9 +474,18 @@ class StepLesson {
     }
   }
 
-  cached(key, make) {
-    if (!this.cache.has(key)) this.cache.set(key, make());
-    return this.cache.get(key);
+  /** The element drawn for `key` (KaTeX markup from `make()`), drawn once and kept. */
+  drawn(key, make) {
+    let node = this.formulas.get(key);
+    if (node) {
+      this.formulas.delete(key);
+    } else {
+      node = el("span");
+      node.innerHTML = make();
+    }
+    this.formulas.set(key, node);
+    if (this.formulas.size > KEPT_FORMULAS) this.formulas.delete(this.formulas.keys().next().value);
+    return node;
   }
 
   math(latex) {
