@@ -12,9 +12,9 @@ Run: `.venv/bin/python -m bench.live [--before DIR]`. Serves, on free local port
   st.slider and a number computed from it), the framework's own cost of a click and a slider.
 
 Everything is timed in the page, the same way for each: from the input event's timestamp (a
-capturing listener records it) to the first frame after the answer is in the DOM (the
-condition is checked on every DOM change; then requestAnimationFrame, then a message posted
-from it, which runs once that frame has been produced). The component also leaves its own
+capturing listener records it) to the first frame after the answer is in the DOM (a watch
+armed before the input checks on every DOM change; then requestAnimationFrame, then a message
+posted from it, which runs once that frame has been produced). The component also leaves its own
 performance measures ("lnlab:input-to-frame"), read for the drag. Server CPU comes from /proc
 for the server process. Prints a table and appends it to bench/results/live.md.
 """
@@ -26,6 +26,7 @@ import asyncio
 import os
 import statistics
 import time
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -111,9 +112,21 @@ def _metric(value: str) -> str:
 
 
 async def _painted(page: Page, done: str) -> float:
+    """Wait for `done` and the frame after it; ms from the last input."""
     return await page.evaluate(
         "([done, timeout]) => window.__lnlabPainted(done, timeout)", [done, TIMEOUT_MS]
     )
+
+
+async def _timed(page: Page, act: Awaitable[None], done: str) -> float:
+    """Ms from the input `act` makes to the frame that shows `done`: the watch starts in the
+    page before the input, so the test process's own delays are not counted."""
+    await page.evaluate(
+        "([done, timeout]) => { window.__lnlabWait = window.__lnlabPainted(done, timeout); }",
+        [done, TIMEOUT_MS],
+    )
+    await act
+    return await page.evaluate("window.__lnlabWait")
 
 
 async def _page(browser: Browser, server: Server, target: Target, refuse: bool) -> Page:
@@ -167,10 +180,10 @@ async def lesson_clicks(page: Page, live: bool, keys: bool, count: int) -> list[
         await page.evaluate("document.activeElement && document.activeElement.blur()")
     for step, at in _walk(await _at(page, live), count):
         if keys:
-            await page.keyboard.press("ArrowRight" if step > 0 else "ArrowLeft")
+            act = page.keyboard.press("ArrowRight" if step > 0 else "ArrowLeft")
         else:
-            await page.locator(_next_button(live, step > 0)).click()
-        times.append(await _painted(page, _heading(at, live)))
+            act = page.locator(_next_button(live, step > 0)).click()
+        times.append(await _timed(page, act, _heading(at, live)))
         if not live:
             await settled(page)
     await _idle(page, live)
@@ -182,8 +195,8 @@ async def floor_clicks(page: Page, count: int) -> list[float]:
     times = []
     shown = await page.locator("[data-testid='stMetricValue']").inner_text()
     for step, at in _walk(int(shown), count):
-        await page.locator(f".st-key-mini_{'next' if step > 0 else 'prev'} button").click()
-        times.append(await _painted(page, _metric(str(at))))
+        button = page.locator(f".st-key-mini_{'next' if step > 0 else 'prev'} button")
+        times.append(await _timed(page, button.click(), _metric(str(at))))
         await settled(page)
     return times
 
@@ -212,11 +225,11 @@ async def epsilon_changes(page: Page, live: bool, count: int) -> list[float]:
         up = i % 2 == 0
         if live:
             await page.locator(".lnlab-live-slider input").first.focus()
-            await page.keyboard.press("ArrowRight" if up else "ArrowLeft")
+            act = page.keyboard.press("ArrowRight" if up else "ArrowLeft")
         else:
             name = "stNumberInputStepUp" if up else "stNumberInputStepDown"
-            await page.locator(f".st-key-st_eps [data-testid='{name}']").click()
-        times.append(await _painted(page, f"({FORMULAS_JS}) !== {before!r}"))
+            act = page.locator(f".st-key-st_eps [data-testid='{name}']").click()
+        times.append(await _timed(page, act, f"({FORMULAS_JS}) !== {before!r}"))
         await _idle(page, live)
     return times
 
@@ -227,9 +240,9 @@ async def floor_slider(page: Page, count: int) -> list[float]:
     for i in range(count):
         before = await page.locator("[data-testid='stMetricValue']").inner_text()
         await thumb.focus()
-        await page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        act = page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
         value = "document.querySelector('[data-testid=\"stMetricValue\"]').textContent.trim()"
-        times.append(await _painted(page, f"{value} !== {before.strip()!r}"))
+        times.append(await _timed(page, act, f"{value} !== {before.strip()!r}"))
         await settled(page)
     return times
 
@@ -443,7 +456,7 @@ async def measure(before_root: Path | None) -> tuple[list[tuple[str, ...]], list
         _spread(painted),
         "—",
         "—",
-        "one input event a frame",
+        "one input event a frame, sent from a frame callback: its answer shows a frame later",
     )
     add("mouse drag (60 moves): input to painted, p50 / p95 (ms)", _spread(mouse), "—", "—", "")
     add(
