@@ -20,6 +20,7 @@ test: $(VENV)/.dev-installed
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
 	scripts/ensure-haproxy
+	scripts/ensure-node
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
