@@ -56,7 +56,8 @@ export function barsMarkup(t, step, colours, { width, height, font }) {
     const note = step < 3 ? "x̂ appears at step 4" : "x̂ = 0 / 0 = NaN: nothing to draw";
     parts.push(frame(panels[1], box, axis([-1, 1]), font));
     const cx = panels[1] + box.width / 2;
-    parts.push(`<text class="note" x="${cx}" y="${box.top + box.height / 2}" text-anchor="middle" font-size="${font}">${note}</text>`);
+    const middle = { x: cx, y: box.top + box.height / 2, "text-anchor": "middle" };
+    parts.push(tag("text", { class: "note", ...middle, "font-size": font }, note));
   }
   const legend = [["x", colours.input]];
   if (step >= 3 && !undefinedHat) legend.push(["x̂", colours.xHat]);
@@ -75,10 +76,10 @@ export function axis(values) {
     hi = Math.max(hi, v);
   }
   if (lo === hi) hi = lo + 1;
-  const pad = (hi - lo) * 0.06;
-  lo -= lo < 0 ? pad : 0;
-  hi += hi > 0 ? pad : 0;
-  const step = niceStep((hi - lo) / TICKS);
+  const pad = (hi / 2 - lo / 2) * 0.12; // halves first: 1.7e308 - (-1.7e308) would overflow
+  lo = Math.max(lo - (lo < 0 ? pad : 0), -Number.MAX_VALUE);
+  hi = Math.min(hi + (hi > 0 ? pad : 0), Number.MAX_VALUE);
+  const step = niceStep(hi / TICKS - lo / TICKS);
   const ticks = [];
   if (Number.isFinite(step) && step > 0) {
     for (let v = Math.ceil(lo / step) * step; v <= hi && ticks.length <= 2 * TICKS; v += step) {
@@ -104,12 +105,13 @@ function yOf(box, ax, v) {
 function frame(x0, box, ax, font) {
   const parts = [];
   for (const v of ax.ticks) {
-    const y = yOf(box, ax, v).toFixed(1);
-    parts.push(`<line class="grid" x1="${x0}" x2="${x0 + box.width}" y1="${y}" y2="${y}"/>`);
-    parts.push(`<text class="tick" x="${x0 - 6}" y="${y}" dy="0.35em" text-anchor="end" font-size="${font * 0.85}">${fmt(v, ax.hi - ax.lo)}</text>`);
+    const y = yOf(box, ax, v);
+    parts.push(tag("line", { class: "grid", x1: x0, x2: x0 + box.width, y1: y, y2: y }));
+    const label = { x: x0 - 6, y, dy: "0.35em", "text-anchor": "end", "font-size": font * 0.85 };
+    parts.push(tag("text", { class: "tick", ...label }, fmt(v, ax.hi - ax.lo)));
   }
-  const zero = yOf(box, ax, 0).toFixed(1);
-  parts.push(`<line class="zero" x1="${x0}" x2="${x0 + box.width}" y1="${zero}" y2="${zero}"/>`);
+  const zero = yOf(box, ax, 0);
+  parts.push(tag("line", { class: "zero", x1: x0, x2: x0 + box.width, y1: zero, y2: zero }));
   return parts.join("");
 }
 
@@ -125,9 +127,9 @@ function bars(x0, box, ax, series, colours) {
       if (!Number.isFinite(v)) continue;
       const y = yOf(box, ax, v);
       const x = x0 + slot * i + slot * 0.1 + barWidth * s;
-      const top = Math.min(y, zero).toFixed(1);
-      const h = Math.max(Math.abs(zero - y), 0.5).toFixed(1);
-      parts.push(`<rect x="${x.toFixed(1)}" y="${top}" width="${barWidth.toFixed(1)}" height="${h}" fill="${colours[s]}"/>`);
+      const height = Math.max(Math.abs(zero - y), 0.5);
+      const bar = { x, y: Math.min(y, zero), width: barWidth, height, fill: colours[s] };
+      parts.push(tag("rect", bar));
     }
   });
   return parts.join("");
@@ -135,14 +137,15 @@ function bars(x0, box, ax, series, colours) {
 
 function hline(x0, box, ax, v, colour) {
   if (!Number.isFinite(v)) return "";
-  const y = yOf(box, ax, v).toFixed(1);
-  return `<line class="mean" x1="${x0}" x2="${x0 + box.width}" y1="${y}" y2="${y}" stroke="${colour}"/>`;
+  const y = yOf(box, ax, v);
+  return tag("line", { class: "mean", x1: x0, x2: x0 + box.width, y1: y, y2: y, stroke: colour });
 }
 
 function rect(x0, box, ax, lo, hi, colour) {
   const y1 = yOf(box, ax, hi);
   const y0 = yOf(box, ax, lo);
-  return `<rect x="${x0}" y="${y1.toFixed(1)}" width="${box.width}" height="${Math.max(0, y0 - y1).toFixed(1)}" fill="${colour}" opacity="${BAND_OPACITY}"/>`;
+  const band = { x: x0, y: y1, width: box.width, height: Math.max(0, y0 - y1) };
+  return tag("rect", { ...band, fill: colour, opacity: BAND_OPACITY });
 }
 
 /** f1..fD under the bars, every k-th when they would not fit. */
@@ -151,10 +154,19 @@ function featureNames(x0, box, n, font) {
   const every = Math.max(1, Math.ceil((font * 2.2) / slot));
   const parts = [];
   for (let i = 0; i < n; i += every) {
-    const x = (x0 + slot * (i + 0.5)).toFixed(1);
-    parts.push(`<text class="tick" x="${x}" y="${box.top + box.height + font * 1.2}" text-anchor="middle" font-size="${font * 0.85}">f${i + 1}</text>`);
+    const at = { x: x0 + slot * (i + 0.5), y: box.top + box.height + font * 1.2 };
+    parts.push(tag("text", { class: "tick", ...at, "text-anchor": "middle", "font-size": font * 0.85 }, `f${i + 1}`));
   }
   return parts.join("");
+}
+
+/** SVG markup of one element: numbers rounded to 0.1 px; `text` is trusted (numbers, fixed words). */
+function tag(name, attrs, text) {
+  const written = Object.entries(attrs).map(
+    ([k, v]) => `${k}="${typeof v === "number" ? Math.round(v * 10) / 10 : v}"`,
+  );
+  const open = `<${name} ${written.join(" ")}`;
+  return text === undefined ? `${open}/>` : `${open}>${text}</${name}>`;
 }
 
 function title(lines, cx, line, font) {
@@ -167,8 +179,8 @@ function legendMarkup(entries, cx, y, font) {
   let x = cx - (entries.length * itemWidth) / 2;
   const parts = [];
   for (const [name, colour] of entries) {
-    parts.push(`<rect x="${x.toFixed(1)}" y="${(y - font * 0.75).toFixed(1)}" width="${font}" height="${font * 0.8}" fill="${colour}"/>`);
-    parts.push(`<text class="legend" x="${(x + font * 1.3).toFixed(1)}" y="${y.toFixed(1)}" font-size="${font}">${name}</text>`);
+    parts.push(tag("rect", { x, y: y - font * 0.75, width: font, height: font * 0.8, fill: colour }));
+    parts.push(tag("text", { class: "legend", x: x + font * 1.3, y, "font-size": font }, name));
     x += itemWidth;
   }
   return parts.join("");

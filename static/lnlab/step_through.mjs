@@ -330,7 +330,8 @@ class StepLesson {
     if (!this.cells) this.buildTable();
     const titles = this.data.sections;
     if (this.chooser.options.length !== titles.length) {
-      this.chooser.replaceChildren(...titles.map((t, k) => el("option", { value: String(k), text: `${k + 1}. ${t}` })));
+      const option = (title, k) => el("option", { value: String(k), text: `${k + 1}. ${title}` });
+      this.chooser.replaceChildren(...titles.map(option));
     }
     this.caption.textContent = this.data.texts.caption;
   }
@@ -387,7 +388,8 @@ class StepLesson {
 
   setSliders() {
     const { eps, gamma, beta } = this.local;
-    const at = EPS_CHOICES.reduce((best, v, i) => (Math.abs(v - eps) < Math.abs(EPS_CHOICES[best] - eps) ? i : best), 0);
+    const distance = (i) => Math.abs(EPS_CHOICES[i] - eps);
+    const at = EPS_CHOICES.reduce((best, _v, i) => (distance(i) < distance(best) ? i : best), 0);
     const s = this.sliders;
     s.eps.input.value = String(at);
     s.eps.output.textContent = fmt(eps);
@@ -496,7 +498,7 @@ class StepLesson {
   markdown(text) {
     return text
       .split(/(\$[^$]+\$)/)
-      .map((part) => (part.startsWith("$") && part.endsWith("$") && part.length > 1 ? this.math(part.slice(1, -1)) : escapeHtml(part)))
+      .map((part) => (isMath(part) ? this.math(part.slice(1, -1)) : escapeHtml(part)))
       .join("");
   }
 
@@ -551,7 +553,8 @@ class StepLesson {
     const symbol = { x: "x", gamma: "γ", beta: "β" }[name];
     if (parsed.error) {
       cell.setAttribute("aria-invalid", "true");
-      this.message.textContent = `${symbol}, f${i + 1}: ${parsed.error}. The steps keep ${fmt(this.local[name][i], scaleOf(this.local[name]))}.`;
+      const kept = fmt(this.local[name][i], scaleOf(this.local[name]));
+      this.message.textContent = `${symbol}, f${i + 1}: ${parsed.error}. The steps keep ${kept}.`;
       return;
     }
     cell.removeAttribute("aria-invalid");
@@ -603,7 +606,9 @@ class StepLesson {
     const info = this.data.steps[k];
     const r = this.result();
     const value = { mean: r.mean, var: r.var, std: r.std }[info.key];
-    const result = value !== undefined ? `${info.symbol} = ${fmt(value)}` : `${info.symbol} = (${Array.from(r[info.key === "x_hat" ? "xHat" : "y"].slice(0, 8), (v) => fmt(v)).join(", ")})`;
+    const vector = r[info.key === "x_hat" ? "xHat" : "y"];
+    const shown = value !== undefined ? fmt(value) : `(${Array.from(vector.slice(0, 8), (v) => fmt(v)).join(", ")})`;
+    const result = `${info.symbol} = ${shown}`;
     const what = {
       eps: `ε = ${fmt(this.local.eps)}`,
       gamma: `γ = ${this.sliders.gamma.output.textContent}`,
@@ -641,5 +646,10 @@ class StepLesson {
 }
 
 function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  const entities = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  return text.replace(/[&<>"']/g, (c) => entities[c]);
+}
+
+function isMath(part) {
+  return part.length > 1 && part.startsWith("$") && part.endsWith("$");
 }
