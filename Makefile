@@ -31,6 +31,7 @@ test: $(VENV)/.dev-installed $(NODE_TOOLS)
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
 	scripts/ensure-haproxy
+	scripts/ensure-node
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest

@@ -13,6 +13,7 @@ BENCHMARKS = (
     "bench.browser",
     "bench.sessions",
     "bench.clicks",
+    "bench.live",
     "bench.cold",
     "bench.flood",
     "bench.messages",

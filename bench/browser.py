@@ -48,9 +48,11 @@ SETTLED_JS = """() => {
     return !!app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
         && app.getAttribute('data-test-script-state') === 'notRunning';
 }"""
-# The first metric on the page (step 1's mean; the minimal app's sum) shows `expected`.
+# The first metric on the page (step 1's mean, drawn by Streamlit or by the page's own lesson,
+# lnlab.ui.live; the minimal app's sum) shows `expected`.
 METRIC_JS = """(expected) => {
-    const value = document.querySelector('[data-testid="stMetricValue"]');
+    const value = document.querySelector(
+        '[data-testid="stMetricValue"], .lnlab-live-metric-value');
     return !!value && value.textContent.trim() === expected;
 }"""
 TITLE = '[data-testid="stMain"] h1'

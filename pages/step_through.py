@@ -19,7 +19,7 @@ from lnlab.core.parse import (
     parse_labels,
     parse_vector,
 )
-from lnlab.labs.step_through import backward, grid, state
+from lnlab.labs.step_through import backward, grid, live, state
 from lnlab.labs.step_through import export as st_export
 from lnlab.labs.step_through import lesson as slides
 from lnlab.labs.step_through import token as tk
@@ -231,4 +231,9 @@ ui.lesson_view(
     controls={slides.UNDO: _undo_button, backward.DY: _dy_box},
     quiz_key="st_quiz",
     after=_exports_section,
+    live=ui.LiveSections(  # the five steps, computed and drawn in the browser
+        live.SECTIONS,
+        lambda: live.browser_data(_lesson(ss.st_inputs)),
+        lambda changes: live.apply_changes(ss, changes),
+    ),
 )

@@ -8,6 +8,7 @@ before any page can race another session to import them half-way.
 - `links`: the page's state in the URL;
 - `quiz`: predict, then reveal;
 - `lesson`: draws a lnlab.lessons Lesson, on the page or as slides;
+- `live`: a lesson's sections computed and drawn in the browser;
 - `line`: the visitor's place in the server's heavy-work line;
 - `classroom`: a live class, the teacher's panel on a slide and the student's device.
 """
@@ -38,6 +39,7 @@ from lnlab.ui.lesson import (
 )
 from lnlab.ui.line import Line, visitor
 from lnlab.ui.links import open_link, share_link
+from lnlab.ui.live import LiveSections
 from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
 from lnlab.ui.quiz import QUIZ_KEY, ask, predict_toggle
 from lnlab.ui.rerun import rerun_app
@@ -48,6 +50,7 @@ __all__ = [
     "PRESENT_KEY",
     "QUIZ_KEY",
     "Line",
+    "LiveSections",
     "PageInfo",
     "ask",
     "chart",

@@ -20,6 +20,7 @@ from lnlab.teach.export import Exports
 from lnlab.teach.figures import figure as plain_figure
 from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
+from lnlab.ui import live as in_browser
 from lnlab.ui.assist import landing, say
 from lnlab.ui.classroom import (
     ASKED,
@@ -30,6 +31,7 @@ from lnlab.ui.classroom import (
     first_live_question,
     live_slide,
     teacher_active,
+    teaching,
 )
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
@@ -159,6 +161,7 @@ def show_section(
     quiz: bool = False,
     place: str = "",
     live: LiveSlide | None = None,
+    chart: bool = True,
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
     once its question (if any, and if predictions are on) is answered, the finding, the worked
@@ -168,6 +171,8 @@ def show_section(
     question (lnlab.ui.classroom): before Ask the result is held ("?"), and Ask stands under
     the text; while the class answers, the slide is the question itself; after Reveal, the
     result shows (the class's answer stands in the navigation row, lesson_view's).
+    `chart=False` leaves the figure out (see lnlab.ui.live: the page's own lesson is about to
+    replace this one).
     """
     slide = presenting()
     st.header(f"{number}. {section.title}")
@@ -176,7 +181,7 @@ def show_section(
         return
     for callout in section.callouts:
         getattr(st, callout.kind)(callout.text)
-    fig = _figure(section, slide)
+    fig = _figure(section, slide) if chart else None
     text_col, fig_col = st.columns([1, 1], gap="medium") if fig else (st.container(), None)
     held = live is not None and live.stage == NOT_ASKED
     with text_col:
@@ -279,6 +284,7 @@ def lesson_view(
     controls: Mapping[str, Control] | None = None,
     quiz_key: str | None = None,
     after: Callable[[], None] | None = None,
+    live: in_browser.LiveSections | None = None,
 ) -> None:
     """The lesson `build()` returns, one section at a time, as a fragment.
 
@@ -286,9 +292,9 @@ def lesson_view(
     page's widgets for it; `after` draws what follows the lesson off-slide (exports), outside
     the fragment: it depends on the inputs, not on the section shown, so a click does not
     redraw it. The page's link is kept current from the fragment, so it names the section on
-    screen.
+    screen. `live` names the first sections the browser computes and draws (lnlab.ui.live).
     """
-    _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key)
+    _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key, live)
     if after is not None and not presenting():
         after()
 
@@ -301,6 +307,7 @@ def _lesson_fragment(
     fields: tuple[Field, ...],
     controls: dict[str, Control],
     quiz_key: str | None,
+    live: in_browser.LiveSections | None,
 ) -> None:
     pace(fragment=True)
     rerun_if_asked()
@@ -315,10 +322,34 @@ def _lesson_fragment(
         ss[f"_link_arrival_{page}"] = None  # the URL names that slide (ui.links.share_link)
     slide = presenting()
     show_all = not slide and bool(ss.get(f"{page}_all", False))
+    quiz = bool(quiz_key and ss.get(quiz_key, False))
+    at = ss[slide_key]
+    class_on = teaching() is not None
+    if live is None or not in_browser.covers(live, at, show_all, quiz=quiz, class_on=class_on):
+        _sections(lesson, page, slide_key, controls, quiz, show_all)
+    else:
+        drawn = in_browser.draw(live, lesson, at, page=page, slide_key=slide_key)
+        if drawn is not True:  # today's lesson too: under the browser's (None), or instead
+            with st.container(key=in_browser.FALLBACK):
+                _sections(lesson, page, slide_key, controls, quiz, show_all, drawn is False)
+    share_link(page, fields)
+
+
+def _sections(
+    lesson: Lesson,
+    page: str,
+    slide_key: str,
+    controls: dict[str, Control],
+    quiz: bool,
+    show_all: bool,
+    charts: bool = True,
+) -> None:
+    """The navigation, the example's line and the section (or every section) on screen."""
+    ss = st.session_state
+    count = len(lesson.sections)
     nav = _navigation(lesson, page, slide_key, show_all)
     if lesson.context:
         st.markdown(lesson.context)
-    quiz = bool(quiz_key and ss.get(quiz_key, False))
     shown = range(count) if show_all else [ss[slide_key]]
     # one section at a time: its chart keeps one key, so the browser updates the chart on
     # screen (Plotly.react) instead of drawing a new one
@@ -332,10 +363,11 @@ def _lesson_fragment(
         if live is not None and live.stage == REVEALED:
             with nav:  # beside the slide number: the slide below needs all its height
                 live.panel()
-        show_section(section, number=k + 1, control=control, quiz=quiz, place=place, live=live)
+        show_section(
+            section, number=k + 1, control=control, quiz=quiz, place=place, live=live, chart=charts
+        )
     if not show_all:
         _say_where(lesson, ss[slide_key], page, quiz)
-    share_link(page, fields)
 
 
 def _say_where(lesson: Lesson, at: int, page: str, quiz: bool) -> None:

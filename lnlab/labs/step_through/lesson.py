@@ -23,7 +23,7 @@ from lnlab.teach.latex import num
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import Question
-from lnlab.teach.steps import STEPS
+from lnlab.teach.steps import STEPS, StepInfo
 
 TITLE = "Step through one token"
 INTRO = (
@@ -37,6 +37,12 @@ BARS_CAPTION = (
     "the band μ ± σ_ε. Right, from step 4: x̂ with its band 0 ± 1, then y = γ x̂ + β."
 )
 UNDO = "undo"  # the section whose button (drawn by the page) sets γ and β to undo the norm
+UNDEFINED_TOKEN = (
+    "This token is constant, so σ² = 0, and ε = 0, so σ_ε = √(0 + 0) = 0: every "
+    "x̂ᵢ = 0 / 0 is NaN (not a number), and so is y. This is why ε exists: with "
+    "any ε > 0 the same token gives x̂ = 0 and y = β."
+)
+CONSTANT_TOKEN = "This token is constant (σ² = 0): ε keeps σ_ε above 0, so x̂ = 0 and y = β."
 
 
 def slides(lesson: TokenLesson, dy: np.ndarray | None = None) -> Lesson:
@@ -61,7 +67,7 @@ def _step(lesson: TokenLesson, k: int, question: Question | None) -> Section:
     info, traced = STEPS[k], lesson.steps[k]
     value = traced.value[lesson.token]
     if value.size == 1:
-        numbers: tuple = (Metric(f"{info.symbol} ({info.title.lower()})", float(value[0])),)
+        numbers: tuple = (Metric(metric_label(info), float(value[0])),)
     else:
         numbers = (Table(vector_frame(info.symbol, value)),)
     notes = _warnings(lesson) if info.key in ("std", "x_hat", "y") else ()
@@ -106,23 +112,17 @@ def bars_summary(lesson: TokenLesson, k: int) -> str:
     return "; ".join(parts) + "."
 
 
+def metric_label(info: StepInfo) -> str:
+    """A one-number step's label: "μ (mean)"."""
+    return f"{info.symbol} ({info.title.lower()})"
+
+
 def _warnings(lesson: TokenLesson) -> tuple[Callout, ...]:
     """Why a constant token gives NaN with ε = 0, or β with ε > 0."""
     if lesson.undefined:
-        return (
-            Callout(
-                "warning",
-                "This token is constant, so σ² = 0, and ε = 0, so σ_ε = √(0 + 0) = 0: every "
-                "x̂ᵢ = 0 / 0 is NaN (not a number), and so is y. This is why ε exists: with "
-                "any ε > 0 the same token gives x̂ = 0 and y = β.",
-            ),
-        )
+        return (Callout("warning", UNDEFINED_TOKEN),)
     if lesson.var == 0:
-        return (
-            Callout(
-                "info", "This token is constant (σ² = 0): ε keeps σ_ε above 0, so x̂ = 0 and y = β."
-            ),
-        )
+        return (Callout("info", CONSTANT_TOKEN),)
     return ()
 
 

@@ -1,0 +1,190 @@
+"""Lessons computed in the browser: a lesson's first sections drawn by a component whose
+JavaScript computes them in the page (Streamlit components v2: no iframe, the page's own DOM).
+
+Python sends the inputs, its own numbers and the lesson's words (`LiveSections.data`); the
+browser (static/lnlab/step_through.mjs) draws the sections and answers Previous/Next, the keys,
+sliders and edits within a frame, with no round trip. What the user changed comes back once
+they let go, as the component's state "lesson": `{rev, step?, all?, <input>?...}`. Here `rev`
+is checked (newer than the last applied), `step` and `all` go to the lesson's own keys, and the
+inputs to `LiveSections.apply`, which checks them like anything else sent over the websocket.
+Python echoes the last applied `rev`, so the browser knows which of its values Python has.
+
+The browser's lesson replaces today's only once it has shown that it works in this session:
+until then both are drawn, today's in a container the browser hides when it is ready, and its
+state "status" says "ready" (from then on only the browser's is drawn) or "failed: ..." (from
+then on only today's). Where the component cannot load at all, today's lesson simply stays.
+With predictions on, in presenter mode's live class, or with every section shown, the lesson
+is today's: the questions' gate and the class are Python's.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from lnlab.core.errors import InputError
+from lnlab.teach.lesson import Lesson
+from lnlab.ui.page import presenting
+from lnlab.ui.rerun import rerun_app
+
+STATIC = Path(__file__).resolve().parents[2] / "static"
+KEY = "lnlab_live"  # the component's key: its state is session_state[KEY]
+FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the browser's works
+_WORKS = "_lnlab_live_works"  # None: not known yet; True: the browser drew it; False: it failed
+_REV = "_lnlab_live_rev"  # the last revision of the browser's state applied
+_ERROR = "_lnlab_live_error"
+_SESSION = "_lnlab_live_session"
+_STATUS_FAILED = "failed"
+
+# The component's own script: it loads the lesson's modules and KaTeX from the app's static
+# files once per page, and tells Python if anything fails.
+LOADER = """
+let loading = null;
+
+function katexStyles(base) {
+  return new Promise((loaded, failed) => {
+    if (document.getElementById("lnlab-katex-css")) return loaded();
+    const link = document.createElement("link");
+    link.id = "lnlab-katex-css";
+    link.rel = "stylesheet";
+    link.href = base + "katex/katex.min.css";
+    link.onload = () => loaded();
+    link.onerror = () => failed(new Error("KaTeX's stylesheet did not load"));
+    document.head.append(link);
+  });
+}
+
+function load(base) {
+  const katex = Promise.all([import(base + "katex/katex.min.js"), katexStyles(base)]);
+  return Promise.all([import(base + "lnlab/step_through.mjs"), katex.then(() => self.katex)]);
+}
+
+export default async function (component) {
+  try {
+    const base = new URL(component.data.base, window.location.origin).href;
+    loading ??= load(base);
+    const [lesson, katex] = await loading;
+    return lesson.mount(component, katex);
+  } catch (err) {
+    loading = null;
+    component.setStateValue("status", "failed: " + ((err && err.message) || err));
+  }
+}
+"""
+
+_component = st.components.v2.component(
+    "lnlab.live_steps",
+    css=(STATIC / "lnlab" / "step_through.css").read_text(encoding="utf-8"),
+    js=LOADER,
+    isolate_styles=False,  # KaTeX's stylesheet and the app's table styles apply as elsewhere
+)
+
+
+@dataclass(frozen=True)
+class LiveSections:
+    """A lesson's sections 0..count-1, drawn and computed in the browser.
+
+    `data()` gives what the browser needs besides the lesson's navigation: the inputs, Python's
+    numbers for them and the words (lnlab.labs.step_through.live.browser_data). `apply(changes)`
+    applies the inputs the browser sent (validated there, InputError if wrong) and says whether
+    any changed, so the page reruns to show them in its boxes.
+    """
+
+    count: int
+    data: Callable[[], dict[str, Any]]
+    apply: Callable[[Mapping[str, Any]], bool]
+
+
+def static_base() -> str:
+    """The path the app serves static/ at (server.enableStaticServing), behind any base path."""
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}/app/static/" if base else "/app/static/"
+
+
+def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: str) -> bool | None:
+    """Draw the browser's lesson at section `at`. True: it alone draws it (it has shown that it
+    works in this session). None: not known yet; today's lesson goes under it, in `FALLBACK`,
+    which the browser hides once it draws (so today's chart is left out: it would cost the
+    first visit Plotly's loading for nothing). False: it failed; today's lesson is drawn alone.
+    """
+    ss = st.session_state
+    works = ss.get(_WORKS)
+    if works is False:
+        why = ss.get(f"{_WORKS}_why", "")
+        st.caption(f"This lesson is computed on the server: your browser could not run it ({why}).")
+        return False
+    if ss.get(_ERROR):
+        st.error(ss.pop(_ERROR), icon=":material/error:")
+    data = {
+        **live.data(),
+        "rev": ss.get(_REV, 0),
+        "session": ss.setdefault(_SESSION, secrets.token_hex(8)),  # a new one: revisions restart
+        "step": at,
+        "sections": [s.title for s in lesson.sections],
+        "title": lesson.title,
+        "presenting": presenting(),
+        "base": static_base(),
+        "fallback": None if works else FALLBACK,
+    }
+    _component(
+        key=KEY,
+        data=data,
+        on_lesson_change=partial(_sent, live, page, slide_key, len(lesson.sections)),
+        on_status_change=_status,
+    )
+    return works
+
+
+def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on: bool) -> bool:
+    """Whether the browser draws section `at`: one of its sections, shown alone, with no
+    question to gate (predictions off) and no class following the slides."""
+    return at < live.count and not (show_all or quiz or class_on)
+
+
+def _status() -> None:
+    status = str(st.session_state[KEY].get("status") or "")
+    if status == "ready":
+        st.session_state[_WORKS] = True
+    elif status.startswith(_STATUS_FAILED):
+        st.session_state[_WORKS] = False
+        st.session_state[f"{_WORKS}_why"] = status.removeprefix(f"{_STATUS_FAILED}: ")[:200]
+
+
+def _sent(live: LiveSections, page: str, slide_key: str, count: int) -> None:
+    """Apply what the browser sent once the user let go; anything malformed is refused with a
+    message and the last good state kept."""
+    ss = st.session_state
+    sent = ss[KEY].get("lesson")
+    rev = sent.get("rev") if isinstance(sent, Mapping) else None
+    if type(rev) is not int or rev <= ss.get(_REV, 0):
+        return  # not the browser's lesson state, or one already applied
+    ss[_REV] = rev
+    try:
+        step, show_all = _navigation(sent, count)
+        changed = live.apply({k: v for k, v in sent.items() if k not in ("rev", "step", "all")})
+    except InputError as err:
+        ss[_ERROR] = f"The lesson could not take that: {err}. It keeps its last good numbers."
+        return
+    if step is not None:
+        ss[slide_key] = step
+    if show_all:
+        ss[f"{page}_all"] = True
+    if changed:
+        rerun_app()  # the boxes above the lesson show the new values
+
+
+def _navigation(sent: Mapping[str, Any], count: int) -> tuple[int | None, bool]:
+    """The section the browser moved to (None: unchanged) and whether to show every section."""
+    step = sent.get("step")
+    if step is not None and (type(step) is not int or not 0 <= step < count):
+        raise InputError(f"there is no section {step!r}")
+    show_all = sent.get("all", False)
+    if type(show_all) is not bool:
+        raise InputError("'all' must be true or false")
+    return step, show_all
