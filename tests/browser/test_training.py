@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from lnlab.serving.heavy_work import HeavyWorkLine
-from lnlab.ui.line import COOKIE
+from lnlab.ui.claims import BROWSER_COOKIE
 
 from .conftest import (
     APP_PAGES,
@@ -90,8 +90,8 @@ def test_two_tabs_of_one_browser_hold_one_place_in_line(
     try:
         first.goto(server.page_url(TRAINING) + "?v=1&var=pre&layers=1&steps=20&seed=21")
         wait_for_app(first)
-        (cookie,) = [c for c in context.cookies() if c["name"] == COOKIE]
-        assert re.fullmatch("[0-9a-f]{32}", cookie["value"]) and cookie["sameSite"] == "Strict"
+        (cookie,) = [c for c in context.cookies() if c["name"] == BROWSER_COOKIE]
+        assert re.fullmatch("[A-Za-z0-9_-]{24}", cookie["value"]) and cookie["sameSite"] == "Strict"
         with line.front("another visitor"):
             first.locator(".st-key-tr_run button").click()
             expect(first.get_by_text("You are 1st in line")).to_be_visible()

@@ -211,7 +211,7 @@ def test_an_over_cap_size_shows_an_error_and_disables_the_run():
 def _small_run_ready(visitor: str) -> AppTest:
     """The page on the benchmark's slide with tiny sizes, its session named `visitor` in line."""
     at = _on_cpu()
-    at.session_state["_lnlab_visitor"] = visitor
+    at.session_state["_lnlab_browser"] = visitor  # claims.browser_id's key
     at.selectbox(key="gpu_slide").select(3).run()
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()
