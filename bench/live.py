@@ -94,12 +94,13 @@ window.__lnlabPainted = (done, timeoutMs) => new Promise((resolve, reject) => {
 
 
 def _heading(k: int, live: bool) -> str:
-    """JS: step k's heading is on screen, in the page's lesson or in Python's."""
+    """JS: step k's heading is on screen, in the page's lesson or in Python's (h2; h3 before
+    the headings were put in order)."""
     text = f"{k}. {TITLES[k - 1]}"
     if live:
         return f"document.querySelector('.lnlab-live-title')?.textContent === {text!r}"
     return (
-        "[...document.querySelectorAll('h3')].some(h => h.offsetParent !== null && "
+        "[...document.querySelectorAll('h2, h3')].some(h => h.offsetParent !== null && "
         f"h.textContent.startsWith({text!r}))"
     )
 
@@ -158,7 +159,7 @@ def _next_button(live: bool, forward: bool) -> str:
 
 async def _at(page: Page, live: bool) -> int:
     """The step on screen (1..5)."""
-    selector = ".lnlab-live-title" if live else "h3"
+    selector = ".lnlab-live-title" if live else "h2, h3"
     titles = await page.locator(selector).all_inner_texts()
     return next(int(t.split(".")[0]) for t in titles if t[:1].isdigit())
 
@@ -292,25 +293,46 @@ async def mouse_drag(page: Page) -> list[float]:
     )
 
 
+IDLE_S = 3.0  # how long a server's idle CPU is measured for, before each CPU phase
+
+
+async def _idle_rate(server: Server) -> float:
+    """The server's CPU seconds per second with nothing asked of it (its event loop's own
+    housekeeping, about 4-6 ms a second here): subtracted from each phase's CPU, since the
+    phases take different times."""
+    start, t0 = cpu_s(server), time.monotonic()
+    await asyncio.sleep(IDLE_S)
+    return (cpu_s(server) - start) / (time.monotonic() - t0)
+
+
+async def _cpu_ms(server: Server, work: Awaitable[object], count: int) -> float:
+    """Server CPU ms per one of `count` steps of `work`, its idle CPU meanwhile left out."""
+    rate = await _idle_rate(server)
+    start, t0 = cpu_s(server), time.monotonic()
+    await work
+    used = cpu_s(server) - start - rate * (time.monotonic() - t0)
+    return max(0.0, used) / count * 1e3
+
+
 async def cpu_per_step(page: Page, server: Server, live: bool, burst: int) -> float:
     """Server CPU ms per step over PACED_STEPS steps: `burst` steps in a row, then a pause until
     their state has been run (live: the debounced send; before: each click's own run)."""
-    start = cpu_s(server)
-    moves = _walk(await _at(page, live), PACED_STEPS)
-    for group in range(PACED_STEPS // burst):
-        for step, at in moves[group * burst : (group + 1) * burst]:
-            await page.locator(_next_button(live, step > 0)).click()
-            await _painted(page, _heading(at, live))
-            if not live:
-                await settled(page)
-        await _idle(page, live)
-    return (cpu_s(server) - start) / PACED_STEPS * 1e3
+
+    async def steps() -> None:
+        moves = _walk(await _at(page, live), PACED_STEPS)
+        for group in range(PACED_STEPS // burst):
+            for step, at in moves[group * burst : (group + 1) * burst]:
+                await page.locator(_next_button(live, step > 0)).click()
+                await _painted(page, _heading(at, live))
+                if not live:
+                    await settled(page)
+            await _idle(page, live)
+
+    return await _cpu_ms(server, steps(), PACED_STEPS)
 
 
 async def floor_cpu(page: Page, server: Server) -> float:
-    start = cpu_s(server)
-    await floor_clicks(page, PACED_STEPS)
-    return (cpu_s(server) - start) / PACED_STEPS * 1e3
+    return await _cpu_ms(server, floor_clicks(page, PACED_STEPS), PACED_STEPS)
 
 
 FIRST_LOAD_JS = """([lesson, drawn, timeout]) => new Promise((resolve, reject) => {
@@ -465,7 +487,7 @@ async def measure(before_root: Path | None) -> tuple[list[tuple[str, ...]], list
         f"{cpu_before:.1f}",
         f"{cpu_floor:.1f}",
         f"{PACED_STEPS} steps, each followed by a pause until its state has run (after: one "
-        "debounced send per pause)",
+        "debounced send per pause); the server's idle CPU over the same time left out",
     )
 
     def load(which: str, part: str) -> str:
