@@ -10,13 +10,14 @@
   never goes into the address bar, a link or a Referer (`Referrer-Policy: no-referrer`).
 
 Streamlit reads the cookies a browser sent when its session opened (st.context.cookies); the
-app writes them with a script in the page (st.html), SameSite=Strict, Secure on https. Within
+app writes them with a script file in the page (st.html; see write_cookies), SameSite=Strict,
+Secure on https. Within
 a session, what was written lives in session state.
 """
 
 from __future__ import annotations
 
-import json
+import html
 import os
 import re
 import secrets
@@ -32,18 +33,6 @@ _BROWSER_KEY = "_lnlab_browser"
 _WRITTEN_KEY = "_lnlab_cookies"  # {name: value or None}: what this session wrote
 _AGES_KEY = "_lnlab_cookie_ages"  # {name: Max-Age in seconds}
 DAY_S = 24 * 3600  # the browser id's life: a class lasts at most CLASS_HOURS = 24
-
-# Every page: no request carries the page's address to anyone (a teacher link's secret, a
-# class code). The launcher sends the same as a header (lnlab.ui.serve).
-REFERRER_META = """<script>
-(() => {
-  if (document.querySelector('meta[name="referrer"]')) return;
-  const meta = document.createElement('meta');
-  meta.name = 'referrer';
-  meta.content = 'no-referrer';
-  document.head.appendChild(meta);
-})();
-</script>"""
 
 
 def _cookie(name: str) -> str | None:
@@ -67,14 +56,14 @@ def _write(name: str, value: str | None, max_age_s: int = 0) -> None:
 
 def write_cookies() -> None:
     """On every whole-page run: a script per cookie this session wrote, unchanged from run to
-    run (the browser keeps the element, so the script runs once per change)."""
+    run (the browser keeps the element, so the script runs once per change). The script is a
+    file the launcher serves (lnlab.ui.shell's lnlab-cookie.js) that reads the cookie from its
+    element: no inline script, which a content security policy would refuse."""
     ages = st.session_state.get(_AGES_KEY, {})
     for name, value in st.session_state.get(_WRITTEN_KEY, {}).items():
-        attributes = f"; Path=/; SameSite=Strict; Max-Age={ages.get(name, 0)}"
-        cookie = json.dumps(f"{name}={value or ''}{attributes}")
+        cookie = f"{name}={value or ''}; Path=/; SameSite=Strict; Max-Age={ages.get(name, 0)}"
         st.sidebar.html(
-            f"<script>document.cookie = {cookie} + "
-            "(location.protocol === 'https:' ? '; Secure' : '');</script>",
+            f'<script src="./lnlab-cookie.js" data-cookie="{html.escape(cookie)}"></script>',
             unsafe_allow_javascript=True,
         )
 
@@ -107,11 +96,6 @@ def keep_teacher_claim(code: str, secret: str, seconds: float) -> None:
 def drop_teacher_claim() -> None:
     if _cookie(TEACHER_COOKIE) is not None:
         _write(TEACHER_COOKIE, None)
-
-
-def referrer_policy() -> None:
-    """A page's referrer policy: no-referrer (see REFERRER_META)."""
-    st.sidebar.html(REFERRER_META, unsafe_allow_javascript=True)
 
 
 def client_address() -> str:

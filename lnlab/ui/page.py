@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from lnlab.ui import claims, classroom, icons
+from lnlab.ui import classroom, icons
 from lnlab.ui.assist import landing
 from lnlab.ui.inputs import check_text_sizes
 from lnlab.ui.quiz import sidebar_score
@@ -133,7 +133,6 @@ def page_setup(title: str) -> None:
     except StreamlitPageNotFoundError:
         pass  # a page run on its own (`streamlit run pages/x.py`) has no app to link to
     st.sidebar.divider()
-    claims.referrer_policy()
     classroom.take_link()
     classroom.keep_in_url()
     classroom.sidebar_start()

@@ -8,9 +8,13 @@ moved when it arrived: the sidebar's space, presenter mode's hidden sidebar and 
 from the first paint. The assist script (assets/assist.js, lnlab.ui.assist) gives keyboards
 and screen readers the live region, the focus handling and the charts' names.
 
+The scripts are files the page loads from the app itself (`ASSETS`), never inline: a content
+security policy of 'self' (HAProxy's, lnlab.serving.haproxy) lets them run. The head also says
+`<meta name="referrer" content="no-referrer">`, as the launcher's header does.
+
 `install()` (the launcher calls it, before Streamlit starts) wraps Streamlit's static file
 handler so that index.html, and every page path that falls back to it, is served with these
-added; nothing else Streamlit serves changes, and no extra request is made.
+added, and `ASSETS` at the app's root; nothing else Streamlit serves changes.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from typing import Any
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 ASSIST_JS = Path(__file__).parent / "assets" / "assist.js"
+COOKIE_JS = Path(__file__).parent / "assets" / "cookie.js"
+# Served at the app's root; pages load them by relative address, as Streamlit's own files, so
+# they work under any base path.
+ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS}
 MARK = "<!-- lnlab shell -->"
 
 
@@ -37,7 +45,10 @@ def head() -> str:
     html.lnlab-present (CSS nesting: the assist script sets the class from `present=1`), and
     the assist script."""
     css = f"{_rules(BASE_CSS)}\nhtml.lnlab-present {{\n{_rules(PRESENTER_CSS)}\n}}"
-    return f"{MARK}\n<style>\n{css}\n</style>\n<script>\n{ASSIST_JS.read_text()}\n</script>\n"
+    return (
+        f'{MARK}\n<meta name="referrer" content="no-referrer" />\n<style>\n{css}\n</style>\n'
+        '<script src="./lnlab-assist.js"></script>\n'
+    )
 
 
 def with_head(page: str) -> str:
@@ -50,7 +61,7 @@ def with_head(page: str) -> str:
 
 def install() -> None:
     """Make Streamlit's server send index.html with `head()` in it (idempotent)."""
-    from starlette.responses import FileResponse, HTMLResponse
+    from starlette.responses import FileResponse, HTMLResponse, Response
     from streamlit.web.server.starlette import starlette_static_routes as routes
 
     original = routes.create_streamlit_static_handler
@@ -64,6 +75,12 @@ def install() -> None:
         get_response = handler.get_response
 
         async def get_page(path: str, scope: Any) -> Any:
+            if path in ASSETS:
+                return Response(
+                    ASSETS[path].read_bytes(),
+                    media_type="text/javascript; charset=utf-8",
+                    headers={"Cache-Control": "no-cache"},
+                )
             response = await get_response(path, scope)
             if isinstance(response, FileResponse) and Path(response.path) == index:
                 headers = {"Cache-Control": response.headers.get("Cache-Control", "no-cache")}

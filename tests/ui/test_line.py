@@ -41,7 +41,7 @@ def _visitor(at: AppTest) -> str:
 
 
 def _scripts(at: AppTest) -> list[str]:
-    return [h.proto.body for h in at.get("html") if "<script>" in h.proto.body]
+    return [h.proto.body for h in at.get("html") if "<script" in h.proto.body]
 
 
 def test_a_browser_that_sends_its_id_is_that_visitor_and_is_not_asked_again(monkeypatch):

@@ -1,5 +1,6 @@
 """lnlab.ui.shell: the page's HTML carries the app's CSS, presenter mode's under
-html.lnlab-present, and the assist script, once; the launcher's server sends it."""
+html.lnlab-present, the referrer policy and the assist script, once; the launcher's server
+sends it, and the app's scripts as files."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def test_the_head_goes_after_the_title_before_streamlits_scripts_once():
     head = shell.head()
     assert shell._rules(BASE_CSS) in head
     assert "html.lnlab-present {\n" + shell._rules(PRESENTER_CSS) in head
-    assert shell.ASSIST_JS.read_text() in head
+    assert '<meta name="referrer" content="no-referrer" />' in head
+    assert '<script src="./lnlab-assist.js"></script>' in head  # a file: no inline script
+    assert "<script>" not in head
 
 
 def _get(handler, path: str):
@@ -42,6 +45,10 @@ def test_the_server_sends_the_page_with_the_head_and_every_other_file_as_it_is()
             response = _get(handler, page)
             assert shell.MARK in response.body.decode()
             assert response.headers["cache-control"] == "no-cache"
+        for name, path in shell.ASSETS.items():
+            script = _get(handler, f"/{name}")
+            assert script.body == path.read_bytes()
+            assert script.headers["content-type"].startswith("text/javascript")
         icon = _get(handler, "/favicon.png")
         assert Path(icon.path) == STATIC / "favicon.png"
     finally:
