@@ -1,14 +1,17 @@
 """Shared by the tests: opening a page as the app serves it, checking a figure, and reading
 the files its download buttons carry."""
 
+import asyncio
 import io
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -242,3 +245,13 @@ def chart_contrast_problems(spec: Mapping) -> list[str]:
                 if contrast(ink, cell) < 4.5:
                     problems.append(f"cell {y}, {x}: {ink} on {cell}")
     return problems
+
+
+T = TypeVar("T")
+
+
+def run_coroutine(coro: Coroutine[object, object, T]) -> T:
+    """asyncio.run in a thread of its own: the browser tests' sync Playwright keeps an event
+    loop running in the main thread for the whole session, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from helpers import run_coroutine
 from playwright.async_api import Browser as AsyncBrowser
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page as AsyncPage
@@ -140,9 +140,7 @@ async def _classroom(server: StreamlitServer, students: int) -> list[str]:
 def test_classroom_on_a_cold_server(fresh_server: Callable[[], StreamlitServer]):
     server = fresh_server()
     began = time.monotonic()
-    # In a thread of its own: the session's sync Playwright may own this thread's event loop.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        failures = pool.submit(asyncio.run, _classroom(server, STUDENTS)).result()
+    failures = run_coroutine(_classroom(server, STUDENTS))
     elapsed = time.monotonic() - began
     log = server.log()
 

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+from helpers import run_coroutine
+
 from lnlab.ui import serve
 
 ROOT = serve.ROOT
@@ -48,7 +50,6 @@ def test_large_freed_blocks_go_back_to_the_system():
 def test_every_response_says_no_referrer():
     """The launcher's middleware adds Referrer-Policy to HTTP responses (a teacher link's
     secret or a class code never leaves in a Referer) and leaves websockets alone."""
-    import asyncio
 
     sent: list[dict] = []
 
@@ -59,7 +60,7 @@ def test_every_response_says_no_referrer():
     async def record(message) -> None:
         sent.append(message)
 
-    asyncio.run(serve.NoReferrer(app)({"type": "http"}, None, record))
+    run_coroutine(serve.NoReferrer(app)({"type": "http"}, None, record))
     assert sent[0]["headers"] == [(b"a", b"b"), (b"referrer-policy", b"no-referrer")]
     assert sent[1]["body"] == b"ok"
     serve.no_referrer()

@@ -4,10 +4,10 @@ sends it, and the app's scripts as files."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import streamlit
+from helpers import run_coroutine
 from streamlit.web.server.starlette import starlette_static_routes as routes
 
 from lnlab.ui import shell
@@ -31,7 +31,7 @@ def test_the_head_goes_after_the_title_before_streamlits_scripts_once():
 
 def _get(handler, path: str):
     scope = {"type": "http", "method": "GET", "path": path, "headers": [], "root_path": ""}
-    return asyncio.run(handler.get_response(path.lstrip("/"), scope))
+    return run_coroutine(handler.get_response(path.lstrip("/"), scope))
 
 
 def test_the_server_sends_the_page_with_the_head_and_every_other_file_as_it_is():
