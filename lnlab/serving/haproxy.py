@@ -81,12 +81,15 @@ def content_security_policy() -> str:
     """The strictest policy the app's pages run under in Chromium (tests/browser/test_headers.py
     loads every page through HAProxy and fails on any violation): everything from the app's own
     origin, its websocket included ('self' covers ws: and wss: to the same host); Streamlit's
-    one inline script by its hash; WebAssembly, which protobuf.js's Long uses for 64-bit
-    arithmetic (JavaScript's eval stays refused); inline styles, which Streamlit's components
-    set; images as data: and blob: URLs (Plotly draws a chart's PNG download through both);
-    fonts as data: URLs (in Streamlit's styles); no plugins, no framing by any site, no form
-    posting elsewhere. Each of these was needed: without it Chromium reported a violation."""
-    scripts = " ".join(("'self'", *inline_script_hashes(), "'wasm-unsafe-eval'"))
+    one inline script by its hash; scripts from blob: URLs, which only a script already
+    running in the page can make (Streamlit's components v2 imports a component's JavaScript
+    from one: the step-through's lesson, lnlab.ui.live); WebAssembly, which protobuf.js's Long
+    uses for 64-bit arithmetic (JavaScript's eval stays refused); inline styles, which
+    Streamlit's components set; images as data: and blob: URLs (Plotly draws a chart's PNG
+    download through both); fonts as data: URLs (in Streamlit's styles); no plugins, no framing
+    by any site, no form posting elsewhere. Each of these was needed: without it Chromium
+    reported a violation."""
+    scripts = " ".join(("'self'", *inline_script_hashes(), "blob:", "'wasm-unsafe-eval'"))
     return "; ".join(
         (
             "default-src 'self'",

@@ -446,35 +446,10 @@ def teacher_link_copy() -> None:
         '<div class="lnlab-copy"><button type="button" id="lnlab-copy-teacher" '
         f'data-link="{html.escape(link)}">Copy the teacher link</button> '
         '<span id="lnlab-copy-status" role="status">To teach this class from another device: '
-        "it is copied, never shown.</span></div>" + _COPY_JS,
+        "it is copied, never shown.</span></div>"
+        '<script src="./lnlab-copy.js"></script>',  # lnlab/ui/assets/copy.js
         unsafe_allow_javascript=True,
     )
-
-
-_COPY_JS = """<script>
-(() => {
-  const button = document.getElementById('lnlab-copy-teacher');
-  const status = document.getElementById('lnlab-copy-status');
-  if (!button || button.dataset.ready) return;
-  button.dataset.ready = '1';
-  button.addEventListener('click', async () => {
-    const link = button.dataset.link;
-    let copied = false;
-    try { await navigator.clipboard.writeText(link); copied = true; } catch (e) {
-      const box = document.createElement('textarea');
-      box.value = link; box.setAttribute('readonly', '');
-      box.style.position = 'fixed'; box.style.opacity = '0';
-      document.body.appendChild(box); box.select();
-      try { copied = document.execCommand('copy'); } catch (e2) { copied = false; }
-      box.remove();
-    }
-    status.textContent = copied
-      ? 'Copied. Open it on the other device; keep it private: it can run this class.'
-      : 'This browser did not let the page copy. Open the Class page on the other device '
-        + 'while signed in here, or start there and end this class.';
-  });
-})();
-</script>"""
 
 
 # ---------------------------------------------------------------- a question's slide

@@ -28,9 +28,10 @@ from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 ASSIST_JS = Path(__file__).parent / "assets" / "assist.js"
 COOKIE_JS = Path(__file__).parent / "assets" / "cookie.js"
+COPY_JS = Path(__file__).parent / "assets" / "copy.js"
 # Served at the app's root; pages load them by relative address, as Streamlit's own files, so
 # they work under any base path.
-ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS}
+ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS, "lnlab-copy.js": COPY_JS}
 MARK = "<!-- lnlab shell -->"
 
 

@@ -1,18 +1,19 @@
 """In Chromium, through HAProxy (the cluster's config, in front of the browser tests' shared
 server): every page runs under the proxy's content security policy with no violation
-reported, its charts drawn; a presenter's slides, a chart's PNG download, an export and a
-class's QR code too. The proxy's headers reach the browser on every answer, and the app's
-JavaScript comes gzipped. About 40 s."""
+reported, its charts drawn; a presenter's slides, a chart's PNG download, an export, a class's
+QR code and its Copy the teacher link too. The proxy's headers reach the browser on every
+answer, and the app's JavaScript comes gzipped. About 40 s."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 from lnlab.serving import haproxy
 from lnlab.serving.cluster import free_port, healthy
@@ -110,7 +111,7 @@ def test_every_page_runs_under_the_policy_with_the_headers(browser: Browser, pro
 def test_slides_downloads_and_a_class_run_under_the_policy(browser: Browser, proxied: str):
     page = _page(browser)
     try:
-        page.goto(proxied + "/step_through")
+        page.goto(proxied + "/padding")  # the step-through draws its own bars, no Plotly
         wait_for_app(page)
         assert_charts_drawn(page)
         page.locator(PLOTLY_CHART).first.hover()
@@ -121,17 +122,29 @@ def test_slides_downloads_and_a_class_run_under_the_policy(browser: Browser, pro
             page.locator('[data-testid="stDownloadButton"] button').first.click()
         assert export.value.suggested_filename
         assert _violations(page) == []
-        page.goto(proxied + "/step_through?present=1")
+        page.goto(proxied + "/padding?present=1")
         wait_for_app(page)
         for _ in range(3):
             with expect_rerun(page):
                 page.keyboard.press("ArrowRight")
+        page.goto(proxied + "/step_through?present=1")  # computed in the page (lnlab.ui.live)
+        wait_for_app(page)
+        title = page.locator(".lnlab-live-title")
+        expect(title).to_have_text(re.compile(r"^1\. "))
+        for step in (2, 3, 4):
+            page.keyboard.press("ArrowRight")
+            expect(title).to_have_text(re.compile(rf"^{step}\. "))
         assert _violations(page) == []
         page.goto(proxied + "/class")
         wait_for_app(page)
         with expect_rerun(page):
             page.locator(".st-key-live_start button").click()
         assert page.locator(".lnlab-qr").count() == 1
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        copy = page.locator("#lnlab-copy-teacher")
+        copy.click()  # its script is a file the launcher serves (lnlab/ui/assets/copy.js)
+        expect(page.locator("#lnlab-copy-status")).to_contain_text("Copied.")
+        assert page.evaluate("navigator.clipboard.readText()") == copy.get_attribute("data-link")
         assert _violations(page) == []
         assert_no_problems(page)
     finally:

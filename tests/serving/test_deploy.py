@@ -84,13 +84,14 @@ def test_compose_config_is_the_template_rendered_and_valid(tmp_path):
 
 def test_the_content_security_policy_is_strict():
     """Scripts only from the app (and Streamlit's one inline script, by its hash: the page's
-    own text hashes to it), no eval, no framing, no plugins (test_headers.py in Chromium)."""
+    own text hashes to it; blob: URLs, which only the page's scripts can make), no eval, no
+    framing, no plugins (test_headers.py in Chromium)."""
     policy = dict(
         (d.split()[0], d.split()[1:]) for d in haproxy.content_security_policy().split("; ")
     )
     inline = "\n      window.prerenderReady = false\n    "  # Streamlit 1.67's index.html
     digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
-    assert policy["script-src"] == ["'self'", f"'sha256-{digest}'", "'wasm-unsafe-eval'"]
+    assert policy["script-src"] == ["'self'", f"'sha256-{digest}'", "blob:", "'wasm-unsafe-eval'"]
     assert policy["default-src"] == ["'self'"] and policy["object-src"] == ["'none'"]
     assert policy["frame-ancestors"] == ["'none'"]
     assert "'unsafe-eval'" not in haproxy.content_security_policy()
