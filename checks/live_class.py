@@ -21,6 +21,7 @@ class pages is adapted here alone.
 from __future__ import annotations
 
 import asyncio
+import html
 import random
 import re
 import time
@@ -28,7 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -46,17 +47,17 @@ ASK = "live_ask_"  # + the question's id
 REVEAL = "live_reveal_"  # + the question's id
 OPTION = re.compile(r"live_opt_(?P<qid>.+)_(?P<k>\d+)$")
 # What the driver reads off the pages.
-ANSWERED = re.compile(r"\*\*(?P<answered>\d+) of (?P<joined>\d+)\*\* answered")
-TEACHER_LINK = re.compile(r"[?&]class=(?P<code>[^&]+)&teacher=(?P<secret>[^&\s]+)")
-JOIN_LINK = re.compile(r"<b>(?P<link>[^<]*[?&]join=[^<]*)</b>")
+# "**3 of 4** answered" on the Class page, "<b>3 of 4</b> answered" on a slide asked
+ANSWERED = re.compile(r"(?:\*\*|<b>)(?P<answered>\d+) of (?P<joined>\d+)(?:\*\*|</b>) answered")
+JOIN_LINK = re.compile(r"<b>(?P<link>[^<]*[?&]join=(?P<code>[^<&]*)[^<]*)</b>")
 WAITING = "Waiting for the reveal"
 YOUR_ANSWER = re.compile(r"Your answer: \*\*(?P<text>.+?)\*\*")
 NO_ANSWER = "You did not answer this one"
 THE_ANSWER = re.compile(r"The answer: \*\*(?P<text>.+?)\*\*")
-SCORE = "Your score"
 
-COOKIE = "SERVERID"
-SCRIPT_COOKIE = re.compile(r"document\.cookie\s*=\s*([\"'`])(.*?)\1")
+COOKIE = "SERVERID"  # HAProxy's: which process a browser is pinned to
+BROWSER, CLAIM = "lnlab_browser", "lnlab_teacher"  # the app's (lnlab.ui.claims)
+SCRIPT_COOKIE = re.compile(r'<script src="[^"]*lnlab-cookie\.js" data-cookie="([^"]*)"')
 STEP_TIMEOUT_S = 60.0
 RECONNECT_GIVE_UP_S = 60.0
 NEXT_LIMIT = 8  # slides the teacher goes through looking for a question
@@ -91,12 +92,19 @@ class Tab(Session):
         for header in headers:
             self.cookies.update({k: m.value for k, m in SimpleCookie(header).items()})
 
-    def _run_cookie_scripts(self, html: str) -> None:
-        """What a browser does with a page's `document.cookie = "..."` (an app may keep a claim
-        in a cookie its page sets, as issue 20 plans for the teacher's): keep the cookie."""
-        for _, value in SCRIPT_COOKIE.findall(html):
-            name, _, rest = value.partition("=")
-            self.cookies[name.strip()] = rest.split(";", 1)[0].strip()
+    def _run_cookie_scripts(self, page: str) -> None:
+        """What a browser does with the page's cookie scripts, `<script src="./lnlab-cookie.js"
+        data-cookie="name=value; ...; Max-Age=N">` (lnlab.ui.claims keeps the browser's id and
+        the teacher's claim so): keep the cookie, or drop it when its value is empty or its
+        Max-Age 0."""
+        for found in SCRIPT_COOKIE.findall(page):
+            written = html.unescape(found)
+            pair, *attributes = (part.strip() for part in written.split(";"))
+            name, _, value = pair.partition("=")
+            if value and "max-age=0" not in (a.lower() for a in attributes):
+                self.cookies[name.strip()] = value
+            else:
+                self.cookies.pop(name.strip(), None)
 
     async def _ping(self) -> None:
         """What Streamlit's browser asks before it (re)connects: health and host-config, with
@@ -185,6 +193,7 @@ class Tab(Session):
             for fragment in msg.stop_auto_rerun.fragment_ids:
                 self.polls.pop(fragment, None)
         elif kind == "navigation":  # a page switch: the address bar shows the new page
+            self.polls.clear()  # as the browser, which drops the old page's timers
             for page in msg.navigation.app_pages:
                 if page.page_script_hash == msg.navigation.page_script_hash:
                     self.url = f"{self.base}/{page.url_pathname}"
@@ -259,26 +268,26 @@ def texts(drawn: Sequence[tuple[str, str]]) -> str:
 
 @dataclass
 class Teacher:
-    """The teacher's tab: the Class page, then the step-through lesson in presenter mode."""
+    """The teacher's tab: the Class page, then the step-through lesson in presenter mode. The
+    browser keeps the teacher's claim in a cookie the page sets (lnlab.ui.claims), which the
+    tab sends when it reconnects."""
 
     tab: Tab
     code: str = ""
-    secret: str = ""
     join_link: str = ""
     qid: str = ""
     answered: int = 0
     joined: int = 0
-    rejoined_by_link: bool = False
 
     async def start(self, stack: AsyncExitStack) -> None:
-        """Start a class, read its links, present the lesson up to its first question."""
+        """Start a class, read its join link, present the lesson up to its first question."""
         await self.tab.open(stack)
-        drawn = await self.tab.click(START)
-        found = TEACHER_LINK.search(texts(drawn))
-        join = JOIN_LINK.search(texts(drawn))
-        if not found or not join:
-            raise WrongPage("no teacher link or join link after Start a class")
-        self.code, self.secret, self.join_link = found["code"], found["secret"], join["link"]
+        join = JOIN_LINK.search(texts(await self.tab.click(START)))
+        if not join:
+            raise WrongPage("no join link after Start a class")
+        self.code, self.join_link = join["code"], html.unescape(join["link"])
+        if CLAIM not in self.tab.cookies:
+            raise WrongPage(f"Start a class set no {CLAIM} cookie in the browser")
         await self.tab.click(PRESENT)
         await self.find_question()
 
@@ -310,27 +319,23 @@ class Teacher:
         return self.answered
 
     async def back(self, stack: AsyncExitStack) -> None:
-        """Back on the question's slide as its teacher after a reconnect. The tab reconnects
-        by itself; where the page no longer knows its teacher (the teacher's claim lived only
-        in the dead process's session), reopen the teacher link, as the README tells a
-        teacher, on the lesson's page and slide."""
+        """Back on the question's panel as its teacher after a reconnect, with no click: the
+        tab reconnects by itself and its whole-page run finds the teacher's class again from
+        the claim's cookie."""
         await self.tab.reconnect(stack)
-        if self.teaching():
-            return
-        self.rejoined_by_link = True
-        query = "&".join(
-            q for q in (self.tab.query_string, f"class={self.code}&teacher={self.secret}") if q
-        )
-        old, self.tab = self.tab, Tab(self.tab.base, urlsplit(self.tab.url).path, query)
-        self.tab.cookies = dict(old.cookies)
-        await self.tab.open(stack)
-        await self.find_question()
-        await self.tab.poll()
         if not self.teaching():
-            raise WrongPage("the teacher link did not bring the teacher back")
+            raise WrongPage(
+                "the reconnected page did not show the teacher's panel: "
+                + texts(self.tab.drawn)[:300]
+            )
 
     async def reveal(self) -> None:
         await self.tab.click(REVEAL + self.qid)
+
+
+def option_text(label: str) -> str:
+    """An option's text from its button's label, "2\u2003text" (numbered as the projector)."""
+    return label.split("\u2003", 1)[-1]
 
 
 @dataclass
@@ -339,7 +344,7 @@ class Student:
 
     tab: Tab
     seat: int
-    me: str = ""
+    joined: bool = False
     chose: str | None = None  # the option tapped (its text)
     shown_answer: str | None = None  # their answer as their page shows it
     right: str | None = None  # the right answer, once revealed
@@ -348,15 +353,17 @@ class Student:
 
     async def join(self, stack: AsyncExitStack) -> None:
         await self.tab.open(stack)
-        await self.tab.click(JOIN)
-        self.me = parse_qs(self.tab.query_string).get("me", [""])[0]
-        if not self.me or not self.tab.polls:
-            raise WrongPage(f"joined without an id or a polling view: {self.tab.query_string}")
+        drawn = await self.tab.click(JOIN)
+        if not self.tab.polls or not any(kind == "metric" for kind, _ in drawn):
+            raise WrongPage(f"Join did not show the class: {texts(drawn)[:300]}")
+        if BROWSER not in self.tab.cookies:
+            raise WrongPage(f"the page set no {BROWSER} cookie in the browser")
+        self.joined = True
 
     def options(self) -> list[str]:
-        """The option buttons the last run drew, in their order."""
+        """The option buttons' keys the last run drew, in their order."""
         keys = sorted(self.tab.keys("live_opt_"), key=lambda k: int(OPTION.match(k)["k"]))
-        self.seen.update(self.tab.widgets[k].label for k in keys)
+        self.seen.update(option_text(self.tab.widgets[k].label) for k in keys)
         return keys
 
     def read(self, drawn: Sequence[tuple[str, str]]) -> None:
@@ -384,7 +391,7 @@ class Student:
         """Tap option seat mod n (every option gets some students)."""
         options = self.options()
         key = options[self.seat % len(options)]
-        self.chose = self.tab.widgets[key].label
+        self.chose = option_text(self.tab.widgets[key].label)
         self.read(await self.tab.click(key))
 
 
@@ -426,7 +433,6 @@ class ClassReport:
     pinged_s: dict[str, float] = field(default_factory=dict)  # who -> kill to pings answered
     connected_s: dict[str, float] = field(default_factory=dict)  # who -> kill to reconnected
     reconnect_attempts: list[int] = field(default_factory=list)
-    teacher_by_link: bool = False  # the teacher came back by reopening the teacher link
     errors: dict[str, int] = field(default_factory=dict)
     servers: dict[str, int] = field(default_factory=dict)  # students per process on joining
     timings_s: dict[str, float] = field(default_factory=dict)
@@ -487,7 +493,7 @@ async def run_class(
 
         arrivals = sorted(rng.uniform(0, arrive_s) for _ in pupils)
         await asyncio.gather(*(arrive(p, t) for p, t in zip(pupils, arrivals, strict=True)))
-        present = [p for p in pupils if p.me]
+        present = [p for p in pupils if p.joined]
         report.joined = len(present)
         for p in present:
             report.servers[p.tab.server] = report.servers.get(p.tab.server, 0) + 1
@@ -571,7 +577,6 @@ async def run_class(
                     async with asyncio.timeout(STEP_TIMEOUT_S):
                         await teacher.back(stack)
                     back_at["teacher"] = clock()
-                    report.teacher_by_link = teacher.rejoined_by_link
             report.timings_s["teacher's panel counted every answer"] = clock() - start
             async with asyncio.timeout(STEP_TIMEOUT_S):
                 await teacher.reveal()
