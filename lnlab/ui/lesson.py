@@ -412,7 +412,9 @@ def _navigation(
                 shortcut=shortcut,
             )
     if presenting():
-        nav.markdown(f"**Slide {at + 1} of {count}** · {lesson.title}")
+        # while a class is taught the row also holds the revealed answer: no room for the title
+        title = "" if teaching() is not None else f" · {lesson.title}"
+        nav.markdown(f"**Slide {at + 1} of {count}**{title}")
         return nav
     titles = [s.title for s in lesson.sections]
     nav.selectbox(
