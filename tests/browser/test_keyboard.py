@@ -30,7 +30,7 @@ from .conftest import (
     wait_for_app,
 )
 from .slides import PROJECTORS
-from .test_live_class import LIVE_MS, _start_and_present
+from .test_live_class import DIALOG, LIVE_MS
 from .test_phone import PHONE
 
 pytestmark = pytest.mark.browser
@@ -197,6 +197,21 @@ def test_a_wide_table_scrolls_with_the_keyboard(
         page.context.close()
 
 
+def _start_and_present(teacher: Page, server: StreamlitServer) -> str:
+    """Start a class on the Class page and present the step-through at its first question
+    (with the mouse); the join link, on this machine's own address."""
+    teacher.goto(f"{server.url}/class")
+    wait_for_app(teacher)
+    with expect_rerun(teacher):
+        teacher.locator(".st-key-live_start button").click()
+    code = teacher.locator(".lnlab-join b").inner_text().rsplit("=", 1)[1]
+    with expect_rerun(teacher):
+        teacher.locator(MAIN).get_by_role("button", name="Step through one token").click()
+    expect(teacher).to_have_url(re.compile(r"/step_through\?.*present=1"))
+    expect(teacher.locator('[class*="st-key-live_ask_"] button')).to_be_visible()
+    return f"{server.url}/class?join={code}"
+
+
 def test_a_class_with_the_keyboard(browser: Browser, streamlit_server: StreamlitServer):
     """A student joins by the link and answers with the keyboard; the teacher reveals with
     it. The focus lands on what replaced the button pressed, and each live region says what
@@ -229,11 +244,20 @@ def test_a_class_with_the_keyboard(browser: Browser, streamlit_server: Streamlit
         assert said(student)[-1].startswith("Your answer:"), said(student)
 
         listen(teacher)
-        teacher.locator(".st-key-live_panel").get_by_text("1 of 1").wait_for(timeout=LIVE_MS)
+        expect(teacher.locator(".lnlab-live-count")).to_contain_text("1 of 1", timeout=LIVE_MS)
+        teacher.locator(MAIN).locator("h2").first.click()  # Tab from the slide's top
         tab_to(teacher, keyed("live_reveal"))
         teacher.keyboard.press("Enter")
-        expect(teacher.locator(".st-key-live_panel")).to_contain_text("Revealed", timeout=LIVE_MS)
-        assert_focus(teacher, keyed("live_panel"), "on the class's panel")
+        # the class's answers open in a dialog over the slide, the focus in it
+        expect(teacher.locator(DIALOG)).to_be_visible(timeout=LIVE_MS)
+        teacher.wait_for_function(
+            "s => document.querySelector(s)?.contains(document.activeElement)",
+            arg=DIALOG,
+            polling=POLL_MS,
+        )
+        teacher.keyboard.press("Escape")
+        expect(teacher.locator(DIALOG)).to_have_count(0)
+        expect(teacher.locator(MAIN)).to_contain_text("Answer:")
         teacher.wait_for_function(
             "() => window.__lnlabSaid.some(t => t.startsWith('Revealed'))", polling=POLL_MS
         )
