@@ -285,7 +285,7 @@ class StepLesson {
   buildTable() {
     const d = this.local.x.length;
     const table = el("table", { class: "lnlab-table lnlab-live-table", "aria-labelledby": `${this.id}-token` });
-    const head = el("tr", {}, el("th", { scope: "col", text: "" }));
+    const head = el("tr", {}, el("th", { scope: "col", text: "vector" }));
     for (let i = 0; i < d; i++) head.append(el("th", { scope: "col", text: `f${i + 1}` }));
     table.append(el("thead", {}, head));
     const body = el("tbody");
@@ -436,10 +436,10 @@ class StepLesson {
     const values = info.key === "x_hat" ? r.xHat : r.y;
     const limit = this.data.presenting ? SLIDE_COLUMNS : values.length;
     const row = el("tr", {}, el("td", { class: "label", text: info.symbol }));
-    const head = el("tr", {}, el("th", { text: "" }));
+    const head = el("tr", {}, el("th", { scope: "col", text: "vector" }));
     for (let i = 0; i < Math.min(limit, values.length); i++) {
       const v = values[i];
-      head.append(el("th", { text: `f${i + 1}` }));
+      head.append(el("th", { scope: "col", text: `f${i + 1}` }));
       row.append(el("td", { title: String(v), text: fmt(v, scaleOf([v])) }));
     }
     const table = el("table", { class: "lnlab-table" }, el("thead", {}, head), el("tbody", {}, row));

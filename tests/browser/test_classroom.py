@@ -82,6 +82,12 @@ async def _visit(page: AsyncPage, server: StreamlitServer, app_page: AppPage) ->
     shown = await page.title()
     if not app_page.document_title.search(shown):
         return f"the browser tab says {shown!r}"
+    # the page shows its content once drawn (lnlab/ui/assets/assist.js), at most 30 s after
+    await page.wait_for_function(
+        "() => !document.documentElement.classList.contains('lnlab-loading')",
+        polling=POLL_MS,
+        timeout=60_000,
+    )
     if not (await page.locator(TITLE).first.inner_text()).strip():
         return "no title"
     return None
