@@ -21,7 +21,9 @@ def patient_worker(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def described_devices(monkeypatch: pytest.MonkeyPatch) -> dict[str, memory.Memory]:
     """memory.device_memory answers from this dict (device name -> Memory), SMALL_CPU for the
-    CPU; a test adds a GPU to it."""
+    CPU; a test adds a GPU to it. A real GPU the dict does not name (on a machine with one, the
+    page picks it by default) is described as torch describes it."""
     devices = {"cpu": SMALL_CPU}
-    monkeypatch.setattr(memory, "device_memory", lambda device: devices[device])
+    real = memory.device_memory
+    monkeypatch.setattr(memory, "device_memory", lambda device: devices.get(device) or real(device))
     return devices
