@@ -289,8 +289,9 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
                 "st_heat_normalized",
                 f"x̂, one row per token ({COLOURS}); a row whose σ_ε is 0 is NaN.",
                 label="The whole prompt, normalized",
-                summary=f"Every token's row now has mean 0 and standard deviation 1: values "
-                f"{spread(t.x_hat)}; token {lesson.token + 1}'s row is outlined.",
+                summary=f"Each token's row normalized (the caption says which rows reach mean 0 "
+                f"and std about 1): values {spread(t.x_hat)}; token {lesson.token + 1}'s row is "
+                "outlined.",
             ),
             callouts=nan_note,
         ),
