@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.async_api import BrowserContext as AsyncBrowserContext
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench import chromium
@@ -62,6 +62,9 @@ APP_SETTLED_JS = """(drawn) => {
     if (script === 'compilationError') return {connection, script};
     if (script !== 'notRunning') return null;
     if (drawn && document.querySelector('[data-testid="stSkeleton"]')) return null;
+    // and shown: lnlab's assist script hides the content until the first run is drawn
+    // (lnlab-loading), and hidden text is neither read (innerText) nor clickable
+    if (drawn && document.documentElement.classList.contains('lnlab-loading')) return null;
     return {connection, script};
 }"""
 SETTLED = {"connection": "CONNECTED", "script": "notRunning"}
@@ -380,7 +383,7 @@ def page(browser: Browser) -> Iterator[Page]:
 def wait_for_app(page: Page, timeout_ms: int = APP_TIMEOUT_MS, *, drawn: bool = True) -> None:
     """Wait until the app is connected, its script run has finished and (`drawn`) every element
     is on screen: none still stands as a loading skeleton (charts and tables load their code
-    after the run)."""
+    after the run) and the page is shown (lnlab/ui/assets/assist.js)."""
     state = page.wait_for_function(
         APP_SETTLED_JS, arg=drawn, polling=POLL_MS, timeout=timeout_ms
     ).json_value()
@@ -406,6 +409,18 @@ def expect_rerun(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> Iterator[None]
         "n => window.__lnlabRunsFinished > n", arg=before, polling=POLL_MS, timeout=timeout_ms
     )
     wait_for_app(page, timeout_ms)
+
+
+def next_slide(page: Page, key: str, k: int, count: int) -> None:
+    """Press `key` (a clicker's PageDown, say) and wait for slide k of count to be on screen.
+
+    It waits for the slide's number, not for a script run: the step-through's first five
+    slides are drawn in the page with no run at all (lnlab.ui.live), and a live class's
+    polling fragments end runs of their own on a timer, which a count of runs would take for
+    the one the key started."""
+    page.keyboard.press(key)
+    expect(page.locator(MAIN)).to_contain_text(f"Slide {k} of {count}")
+    wait_for_app(page)
 
 
 def nav_link(page: Page, app_page: AppPage) -> Locator:

@@ -23,6 +23,7 @@ from .conftest import (
     assert_no_problems,
     expect_rerun,
     new_app_page,
+    next_slide,
     wait_for_app,
 )
 from .slides import PROJECTORS, measure
@@ -74,6 +75,7 @@ def test_every_question_slide_fits_asked_and_revealed(
             if button.is_enabled():
                 button.click()
             expect(button).to_contain_text("Trained (cached)", timeout=180_000)
+            wait_for_app(page)
         problems: dict = {}
         asked = 0
         count = int(page.locator(MAIN).inner_text().split("Slide 1 of ", 1)[1].split()[0])
@@ -93,8 +95,7 @@ def test_every_question_slide_fits_asked_and_revealed(
                 _measured(page, name, problems, "revealed")
                 asked += 1
             if k < count:
-                with expect_rerun(page):
-                    page.keyboard.press("PageDown")
+                next_slide(page, "PageDown", k + 1, count)
         assert asked, f"{lesson.name}: no slide had a question the class can answer by tapping"
         print(f"{lesson.name}: {asked} question slides measured before Ask, asked and revealed")
         assert not problems, problems

@@ -26,6 +26,7 @@ from .conftest import (
     expect_rerun,
     layout_shift,
     new_app_page,
+    next_slide,
     wait_for_app,
 )
 from .slides import PROJECTORS, fit_on_projectors, measure
@@ -83,19 +84,11 @@ def _walk_the_slides(
             if fit := fit_on_projectors(page, sizes, OUTPUT / "slides" / name, serious_problems):
                 problems[k] = fit
             if k < count:
-                _next_slide(page, "PageDown" if k % 2 else "ArrowRight", k + 1, count)
+                next_slide(page, "PageDown" if k % 2 else "ArrowRight", k + 1, count)
         assert not problems, f"{lesson.name}{query}: {problems}"
         expect(page.locator(f".st-key-{lesson.name}_next button")).to_be_disabled()
     finally:
         page.context.close()
-
-
-def _next_slide(page: Page, key: str, k: int, count: int) -> None:
-    """Press `key` and wait for slide k: the step-through's first five are drawn in the page
-    with no script run (lnlab.ui.live), the others by a run of the lesson."""
-    page.keyboard.press(key)
-    expect(page.locator(MAIN)).to_contain_text(f"Slide {k} of {count}")
-    wait_for_app(page)
 
 
 def test_a_link_opens_the_slide_on_screen(page: Page, streamlit_server: StreamlitServer):
@@ -103,7 +96,7 @@ def test_a_link_opens_the_slide_on_screen(page: Page, streamlit_server: Streamli
     page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1")
     wait_for_app(page)
     for k in (2, 3):
-        _next_slide(page, "PageDown", k, 15)
+        next_slide(page, "PageDown", k, 15)
     expect(page).to_have_url(re.compile(r"[?&]step=3"))
     page.goto(page.url)  # the link a teacher copies from the address bar
     wait_for_app(page)
