@@ -406,8 +406,8 @@ def _navigation(
                 label,
                 key=f"{page}_{name}{suffix}",
                 icon=f":material/{icon}:",
-                on_click=_step,
-                args=(slide_key, delta, count),
+                on_click=_go,
+                args=(slide_key, _clamped(at + delta, count)),
                 disabled=show_all or at == edge,
                 shortcut=shortcut,
             )
@@ -431,8 +431,11 @@ def _navigation(
     return nav
 
 
-def _step(key: str, delta: int, count: int) -> None:
-    st.session_state[key] = _clamped(st.session_state[key] + delta, count)
+def _go(key: str, slide: int) -> None:
+    """Previous and Next go to the slide next to the one drawn, not one on from wherever the
+    session is: a press that reaches the script twice (a clicker's key pressed while a run
+    was under way was seen handled twice) still moves one slide."""
+    st.session_state[key] = slide
 
 
 def exports(files: Exports) -> None:

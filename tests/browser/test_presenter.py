@@ -35,6 +35,7 @@ pytestmark = pytest.mark.browser
 
 LESSONS = [p for p in APP_PAGES if p.lesson]
 SLIDE_NUMBER = re.compile(r"Slide (\d+) of (\d+)")
+QUESTION = '[class*="st-key-question_"]'  # a question to answer before the result (ui.quiz)
 
 
 def _slide_number(page: Page) -> tuple[int, int]:
@@ -55,8 +56,12 @@ def test_every_slide_fits_the_projector(
 def test_every_question_fits_on_its_slide(
     browser: Browser, streamlit_server: StreamlitServer, lesson
 ):
-    """With predictions on (q=1), a slide shows its question before the result: that fits too."""
-    _walk_the_slides(browser, streamlit_server, lesson, PROJECTORS[:1], "&q=1")
+    """With predictions on (q=1), a slide shows its question before the result: that fits too.
+    A slide with no question is the slide test_every_slide_fits_the_projector measured."""
+    measured = _walk_the_slides(
+        browser, streamlit_server, lesson, PROJECTORS[:1], "&q=1", only=QUESTION
+    )
+    assert measured, f"{lesson.name}: no slide asked a question with predictions on"
 
 
 def _walk_the_slides(
@@ -65,9 +70,11 @@ def _walk_the_slides(
     lesson,
     sizes: tuple[dict[str, int], ...],
     query: str,
-) -> None:
+    only: str = "",
+) -> int:
     """Step through every slide, each measured at every size in `sizes` (the first is the one
-    the page opens at, and the one of the screenshots)."""
+    the page opens at, and the one of the screenshots), or (`only`) each that shows an element
+    `only` selects; return how many were measured."""
     page = new_app_page(browser, sizes[0])
     try:
         page.goto(streamlit_server.page_url(lesson) + "?v=1&present=1" + query)
@@ -76,19 +83,24 @@ def _walk_the_slides(
         at, count = _slide_number(page)
         assert at == 1
         problems = {}
+        measured = 0
         for k in range(1, count + 1):
             assert _slide_number(page) == (k, count)
             assert_no_problems(page)
             assert_charts_drawn(page)
             name = f"{lesson.name}-{k}{'-q' if query else ''}.png"
-            if fit := fit_on_projectors(page, sizes, OUTPUT / "slides" / name, serious_problems):
-                problems[k] = fit
+            if not only or page.locator(f"{MAIN} {only}").count():
+                measured += 1
+                shot = OUTPUT / "slides" / name
+                if fit := fit_on_projectors(page, sizes, shot, serious_problems):
+                    problems[k] = fit
             if k < count:
                 next_slide(page, "PageDown" if k % 2 else "ArrowRight", k + 1, count)
         assert not problems, f"{lesson.name}{query}: {problems}"
         expect(page.locator(f".st-key-{lesson.name}_next button")).to_be_disabled()
     finally:
         page.context.close()
+    return measured
 
 
 def test_a_link_opens_the_slide_on_screen(page: Page, streamlit_server: StreamlitServer):
