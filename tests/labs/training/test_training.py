@@ -236,6 +236,15 @@ def tiny_lab() -> LabResult:
     return run_lab(TINY)
 
 
+LONG = TrainConfig(variants=("pre",), layers=8, steps=150)  # pieces of 60, 60 and 30 steps
+
+
+@pytest.fixture(scope="module")
+def long_lab() -> LabResult:
+    """LONG trained in one go, the numbers a run in pieces must give (shared: seconds each)."""
+    return run_lab(LONG)
+
+
 def test_the_lessons_charts_are_valid_plotly(tiny_lab) -> None:
     lesson = slides(TINY, tiny_lab)
     charts = [s.figure for s in lesson.sections if s.figure is not None]
@@ -351,11 +360,11 @@ class ArrivingBenchmark:
         self.thread.join(10)
 
 
-def test_a_long_run_goes_in_pieces_and_shares_the_line_between_them() -> None:
+def test_a_long_run_goes_in_pieces_and_shares_the_line_between_them(long_lab) -> None:
     """8 blocks x 150 steps: 60 steps a piece, so each training is three pieces; a benchmark
     that joins the line during the first piece runs before the second, and the run then
     goes on where it stopped, to the numbers of one uninterrupted run."""
-    config = TrainConfig(variants=("pre",), layers=8, steps=150)
+    config = LONG
     assert piece_steps(8) == 60
     benchmark = ArrivingBenchmark()
     runner = InProcess(benchmark)
@@ -372,10 +381,9 @@ def test_a_long_run_goes_in_pieces_and_shares_the_line_between_them() -> None:
     log = benchmark.log
     assert log.index("piece 1") < log.index("benchmark") < log.index("piece 2")
     assert places and set(places) <= {1, 2}  # it waited behind the benchmark, and said so
-    whole = run_lab(config)
-    assert result.runs[0].losses == whole.runs[0].losses
-    assert result.warmup_on.bn_var == whole.warmup_on.bn_var
-    assert result.warmup_off.eval_loss == whole.warmup_off.eval_loss
+    assert result.runs[0].losses == long_lab.runs[0].losses
+    assert result.warmup_on.bn_var == long_lab.warmup_on.bn_var
+    assert result.warmup_off.eval_loss == long_lab.warmup_off.eval_loss
 
 
 def wait_until(condition, timeout_s: float = 30.0) -> None:
@@ -512,10 +520,10 @@ def test_a_run_waits_its_turn_and_a_second_ask_is_refused(tiny_lab) -> None:
     assert lab.train(TINY, "student").config == TINY  # the line is empty again
 
 
-def test_a_run_that_waits_too_long_between_pieces_says_its_pieces_are_kept() -> None:
+def test_a_run_that_waits_too_long_between_pieces_says_its_pieces_are_kept(long_lab) -> None:
     """Its second piece would wait past the longest wait (0 s here) behind a benchmark: the
     message says so and that the first piece is kept; Train again goes on from it."""
-    config = TrainConfig(variants=("pre",), layers=8, steps=120)
+    config = LONG
     benchmark = ArrivingBenchmark(hold=True)
     runner = InProcess(benchmark)
     lab = Lab(runner, piece_s=None, max_wait_s=0.0)  # type: ignore[arg-type]
@@ -526,7 +534,7 @@ def test_a_run_that_waits_too_long_between_pieces_says_its_pieces_are_kept() -> 
     assert kept.done == piece_steps(8) and kept.run is None
     result = lab.train(config, "trainer")
     assert [c[2] for c in runner.calls if c[0] == "train_piece"][:2] == [60, 120]
-    assert result.runs[0].losses == run_lab(config).runs[0].losses
+    assert result.runs[0].losses == long_lab.runs[0].losses
 
 
 class _StoppedWorker:
