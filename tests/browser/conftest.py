@@ -411,6 +411,16 @@ def expect_rerun(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> Iterator[None]
     wait_for_app(page, timeout_ms)
 
 
+SLIDE_NUMBER = re.compile(r"Slide (\d+) of (\d+)")
+
+
+def slide_number(page: Page) -> tuple[int, int]:
+    """(k, count) of presenter mode's "Slide k of count"."""
+    found = SLIDE_NUMBER.search(page.locator(MAIN).inner_text())
+    assert found, "presenter mode shows no slide number"
+    return int(found.group(1)), int(found.group(2))
+
+
 def next_slide(page: Page, key: str, k: int, count: int) -> None:
     """Press `key` (a clicker's PageDown, say) and wait for slide k of count to be on screen.
 

@@ -48,6 +48,7 @@ def test_a_trained_lesson_fits_the_projector(
         expect(page.locator(".st-key-tr_run button")).to_contain_text(
             "Trained (cached)", timeout=180_000
         )
+        wait_for_app(page)
         problems: dict = {}
         asked: list[int] = []
         for k in range(1, 8):
