@@ -45,6 +45,7 @@ PLOTLY_SVG = ".main-svg"
 SIDEBAR = '[data-testid="stSidebar"]'
 MAIN = '[data-testid="stMain"]'
 TITLE = f"{MAIN} h1"
+QUESTION = '[class*="st-key-question_"]'  # a question to answer before the result (ui.quiz)
 
 # The app root says whether the websocket is up and whether a script run is under way:
 # data-test-connection-state is CONNECTED once connected, and data-test-script-state goes

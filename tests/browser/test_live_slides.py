@@ -24,10 +24,11 @@ from .conftest import (
     expect_rerun,
     new_app_page,
     next_slide,
+    slide_number,
     wait_for_app,
 )
 from .slides import PROJECTORS, measure
-from .test_training import TINY
+from .test_training import TINY, train_once
 
 pytestmark = pytest.mark.browser
 
@@ -71,14 +72,11 @@ def test_every_question_slide_fits_asked_and_revealed(
         wait_for_app(page)
         expect(page.locator(MAIN)).to_contain_text("Join at")  # the teacher's claim held
         if lesson.name == "training":  # the lab's questions are about a run: train it first
-            button = page.locator(".st-key-tr_run button")
-            if button.is_enabled():
-                button.click()
-            expect(button).to_contain_text("Trained (cached)", timeout=180_000)
-            wait_for_app(page)
+            train_once(page)
         problems: dict = {}
         asked = 0
-        count = int(page.locator(MAIN).inner_text().split("Slide 1 of ", 1)[1].split()[0])
+        at, count = slide_number(page)
+        assert at == 1
         for k in range(1, count + 1):
             if page.locator(ASK).count():
                 name = f"{lesson.name}-{k}"

@@ -20,6 +20,7 @@ from .conftest import (
     APP_PAGES,
     MAIN,
     OUTPUT,
+    QUESTION,
     StreamlitServer,
     assert_charts_drawn,
     assert_no_problems,
@@ -35,7 +36,6 @@ from .slides import PROJECTORS, fit_on_projectors, measure
 pytestmark = pytest.mark.browser
 
 LESSONS = [p for p in APP_PAGES if p.lesson]
-QUESTION = '[class*="st-key-question_"]'  # a question to answer before the result (ui.quiz)
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.name)
@@ -122,7 +122,7 @@ def test_a_checked_question_and_its_feedback_fit_the_slide(
     try:
         page.goto(streamlit_server.page_url(lesson) + f"?v=1&present=1&q=1&{query}")
         wait_for_app(page)
-        question = page.locator(f"{MAIN} [class*='st-key-question_']")
+        question = page.locator(f"{MAIN} {QUESTION}")
         question.locator("[role='radiogroup'] label").nth(1).click()
         with expect_rerun(page):
             question.get_by_role("button", name="Check").click()

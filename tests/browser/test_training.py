@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from lnlab.serving.heavy_work import HeavyWorkLine
 from lnlab.ui.claims import BROWSER_COOKIE
@@ -17,6 +17,7 @@ from .conftest import (
     APP_PAGES,
     MAIN,
     OUTPUT,
+    QUESTION,
     StreamlitServer,
     assert_charts_drawn,
     assert_no_problems,
@@ -32,6 +33,16 @@ TRAINING = next(p for p in APP_PAGES if p.name == "training")
 TINY = "?v=1&present=1&var=pre,bn&layers=1&steps=20&seed=3"
 
 
+def train_once(page: Page) -> None:
+    """Train the configuration on screen, unless the server has it cached, and return once the
+    trained lesson is drawn."""
+    button = page.locator(".st-key-tr_run button")
+    if button.is_enabled():
+        button.click()
+    expect(button).to_contain_text("Trained (cached)", timeout=180_000)
+    wait_for_app(page)
+
+
 @pytest.mark.parametrize("predict", ["", "&q=1"], ids=["plain", "q"])
 def test_a_trained_lesson_fits_the_projector(
     browser: Browser, streamlit_server: StreamlitServer, predict: str
@@ -42,13 +53,7 @@ def test_a_trained_lesson_fits_the_projector(
     try:
         page.goto(streamlit_server.page_url(TRAINING) + TINY + predict)
         wait_for_app(page)
-        button = page.locator(".st-key-tr_run button")
-        if button.is_enabled():
-            button.click()
-        expect(page.locator(".st-key-tr_run button")).to_contain_text(
-            "Trained (cached)", timeout=180_000
-        )
-        wait_for_app(page)
+        train_once(page)
         problems: dict = {}
         asked: list[int] = []
         for k in range(1, 8):
@@ -58,7 +63,7 @@ def test_a_trained_lesson_fits_the_projector(
             name = f"training-trained-{k}{'-q' if predict else ''}"
             if fit := fit_on_projectors(page, screenshot=OUTPUT / "slides" / f"{name}.png"):
                 problems[k] = fit
-            question = page.locator(f"{MAIN} [class*='st-key-question_']")
+            question = page.locator(f"{MAIN} {QUESTION}")
             if predict and question.count():
                 question.locator("[role='radiogroup'] label").nth(1).click()
                 with expect_rerun(page):
