@@ -23,7 +23,6 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -32,8 +31,8 @@ from lnlab.core.errors import InputError
 from lnlab.teach.lesson import Lesson
 from lnlab.ui.page import presenting
 from lnlab.ui.rerun import rerun_app
+from lnlab.ui.served import STATIC, static_base
 
-STATIC = Path(__file__).resolve().parents[2] / "static"
 KEY = "lnlab_live"  # the component's key: its state is session_state[KEY]
 FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the browser's works
 _WORKS = "_lnlab_live_works"  # None: not known yet; True: the browser drew it; False: it failed
@@ -99,12 +98,6 @@ class LiveSections:
     count: int
     data: Callable[[], dict[str, Any]]
     apply: Callable[[Mapping[str, Any]], bool]
-
-
-def static_base() -> str:
-    """The path the app serves static/ at (server.enableStaticServing), behind any base path."""
-    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{base}/app/static/" if base else "/app/static/"
 
 
 def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: str) -> bool | None:

@@ -5,7 +5,7 @@ browser itself: tests/browser/test_live_steps.py)."""
 import pytest
 
 from lnlab.core.errors import InputError
-from lnlab.ui import live
+from lnlab.ui import live, served
 
 STEPS = live.LiveSections(5, dict, lambda changes: False)
 
@@ -28,6 +28,6 @@ def test_navigation_is_checked():
 
 
 def test_static_files_are_served_under_the_base_path(monkeypatch):
-    assert live.static_base() == "/app/static/"
-    monkeypatch.setattr(live.st, "get_option", lambda name: "/course/")
-    assert live.static_base() == "/course/app/static/"
+    assert served.static_base() == "/app/static/"
+    monkeypatch.setattr(served.st, "get_option", lambda name: "/course/")
+    assert served.static_base() == "/course/app/static/"
