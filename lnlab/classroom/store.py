@@ -132,6 +132,23 @@ class Following:
 
 
 @dataclass(frozen=True)
+class Pulse:
+    """What a class's devices watch to know when to redraw (lnlab.ui.pulse): the question
+    asked now (its id, None before the first), whether its answer is revealed, how many
+    answered it and how many joined, and whether the class is open. Nothing in it is secret:
+    the projector shows all of it."""
+
+    qid: str | None
+    revealed: bool
+    answered: int
+    joined: int
+    open: bool
+
+
+CLOSED = Pulse(None, False, 0, 0, False)
+
+
+@dataclass(frozen=True)
 class Tally:
     joined: int
     answered: int
@@ -833,9 +850,32 @@ class ClassStore:
         return Posed(_question_from(question.body), bool(question.revealed))
 
     @_guarded
+    def pulse(self, code: str) -> Pulse:
+        """The class's pulse, in three small reads of the database; CLOSED for a class that
+        is unknown or has ended (ClassError only for a code that cannot be one)."""
+        code = normalize_code(code)
+        with self._db.read() as conn:
+            try:
+                row = self._class(conn, code)
+            except ClassError:
+                return CLOSED
+            joined = self._count(conn, students, students.c.code == code)
+            if row.current_qid is None:
+                return Pulse(None, False, 0, joined, True)
+            revealed = conn.execute(
+                sa.select(questions.c.revealed).where(
+                    questions.c.code == code, questions.c.qid == row.current_qid
+                )
+            ).scalar()
+            answered = self._count(
+                conn, answers, answers.c.code == code, answers.c.qid == row.current_qid
+            )
+            return Pulse(row.current_qid, bool(revealed), answered, joined, True)
+
+    @_guarded
     def follow(self, code: str, student_id: str) -> Following:
-        """`current`, `my_answer` for the current question and `score`, in one transaction: a
-        student's device asks every 1.5 s (lnlab.ui.classroom.STUDENT_POLL_S), a whole class."""
+        """`current`, `my_answer` for the current question and `score`, in one transaction: what
+        a student's device draws, each time the class changes (lnlab.ui.pulse)."""
         with self._db.read() as conn:
             row = self._class(conn, code)
             posed = self._current(conn, row)

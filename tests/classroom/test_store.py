@@ -18,6 +18,7 @@ from lnlab.classroom import store as store_module
 from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.classroom.store import (
     CLASS_HOURS,
+    CLOSED,
     CODE_ALPHABET,
     CODE_LENGTH,
     IDLE_HOURS,
@@ -26,6 +27,7 @@ from lnlab.classroom.store import (
     ClassStore,
     Following,
     Limits,
+    Pulse,
     StoreDown,
     display_code,
     new_code,
@@ -220,6 +222,7 @@ def test_students_can_read_only_their_own_answer(posed) -> None:
     assert store.my_answer(code, "someone-else", "q1") is None
     # No student-facing method takes anything but the caller's own id, or returns others' data.
     student_api = {"check_code", "join", "current", "answer", "my_answer", "score", "follow"}
+    student_api |= {"pulse"}  # counts only, as the projector shows them: no one's answer
     teacher_api = {"pose", "reveal", "tally", "roster", "counts_csv", "end_class"}
     teacher_api |= {"check_teacher", "keep_open"}
     student_api |= {"find_student"}
@@ -230,6 +233,29 @@ def test_students_can_read_only_their_own_answer(posed) -> None:
         "schema_version",
         "close",
     }
+
+
+def test_a_class_pulse_follows_asking_answering_revealing_and_ending(store) -> None:
+    new = store.open_class()
+    code, secret = new.code, new.teacher_secret
+    assert store.pulse(code) == Pulse(None, False, 0, 0, True)
+    ann, bob = store.join(code), store.join(code)
+    assert store.pulse(display_code(code).lower()) == Pulse(None, False, 0, 2, True)
+    store.pose(code, secret, question())
+    assert store.pulse(code) == Pulse("q1", False, 0, 2, True)
+    store.answer(code, ann, "q1", "5")
+    assert store.pulse(code) == Pulse("q1", False, 1, 2, True)
+    store.reveal(code, secret, "q1")
+    assert store.pulse(code) == Pulse("q1", True, 1, 2, True)
+    store.pose(code, secret, question("q2"))  # a new question: its own count, not revealed
+    assert store.pulse(code) == Pulse("q2", False, 0, 2, True)
+    store.answer(code, bob, "q2", "4")
+    assert store.pulse(code) == Pulse("q2", False, 1, 2, True)
+    store.end_class(code, secret)
+    assert store.pulse(code) == CLOSED
+    assert store.pulse("ABCDEFGHJ") == CLOSED  # no such class: as good as closed
+    with pytest.raises(ClassError, match=r"has no"):
+        store.pulse("no!")
 
 
 def test_score_counts_revealed_questions_and_survives_a_reload(posed) -> None:
