@@ -10,10 +10,11 @@ keeps only a student's `join=CODE` (as `present=1`), never a secret or a student
 A question's slide, while this session teaches, goes ask -> answer -> reveal:
 - before Ask, the slide shows its setting, a "?" where its result goes, and Ask the class;
 - after Ask, the question and its numbered options, projector-sized, and "12 of 30 answered",
-  updating every second (TEACHER_POLL_S); nothing says which option is right;
+  updating as answers come in (the class's pulse); nothing says which option is right;
 - after Reveal, the class's answers by group (the right one and each misconception named) in
   a dialog over the slide, and the slide with its result; the class's answers close.
-Students' devices poll every STUDENT_POLL_S and follow.
+Students' devices follow; every view that follows the class reruns when the class's pulse
+changes (lnlab.ui.pulse), or on a timer where the browser cannot read it.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import partial
 from urllib.parse import urlsplit
 
 import streamlit as st
@@ -48,6 +50,7 @@ from lnlab.classroom.nicknames import shown_apart
 from lnlab.classroom.plots import tally_bars, tally_summary
 from lnlab.classroom.store import (
     CLASS_HOURS,
+    CLOSED,
     ClassError,
     StoreDown,
     Tally,
@@ -61,14 +64,19 @@ from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import Question
 from lnlab.ui import claims
 from lnlab.ui.assist import land, landing, say
+from lnlab.ui.pulse import STUDENT, TEACHER, UNKNOWN, following, watch
 
 TEACHER_KEY = "live_teacher"
 STUDENT_KEY = "live_student"
-# how often each side asks the store what changed: the teacher's counts within about a
-# second of a tap, the students' question within a second and a half of Ask or Reveal
+# How often each side's fragment reruns on a timer to see what changed, where the browser
+# cannot follow the class's pulse (lnlab.ui.pulse): the teacher's counts within about a second
+# of a tap, the students' question within a second and a half of Ask or Reveal.
 TEACHER_POLL_S = 1.0
 STUDENT_POLL_S = 1.5
 WATCH_S = 1.0  # a teacher's page notices what their other devices did within this
+# How often the browser reads the class's pulse (no script runs unless something changed).
+PULSE_S = 0.5  # the teacher's devices: counts within half a second
+STUDENT_PULSE_S = 1.0  # each student's device: 300 students ask 300 times a second
 ACTIVE_EVERY_S = 60.0  # a teacher's clicks keep the class open; the store hears at most this often
 CLASS_PAGE = "pages/class.py"
 NOT_ASKED, ASKED, REVEALED = "not asked", "asked", "revealed"
@@ -150,11 +158,12 @@ def _where(me: TeacherLink) -> tuple[str, bool] | None:
     return (posed.question.qid, posed.revealed) if posed else None
 
 
-@st.fragment(run_every=WATCH_S)
+@following(WATCH_S)
 def _watch(me: TeacherLink) -> None:
     """Every page of the teacher's follows the class: when another of their devices asks or
     reveals, the page runs again. After a server restart or a move to another process, its
     first tick runs the whole page (lnlab.ui.failover), which brings the teacher back."""
+    watch("teacher_page", me.code, ("qid", "revealed", "open"), PULSE_S, WATCH_S)
     now = _where(me)
     if now is not None and now != st.session_state.get("_live_seen"):
         st.session_state["_live_seen"] = now
@@ -557,9 +566,10 @@ def _asked(me: TeacherLink, live: LiveQuestion) -> None:
         _count(me, live)
 
 
-@st.fragment(run_every=TEACHER_POLL_S)
+@following(TEACHER_POLL_S)
 def _count(me: TeacherLink, live: LiveQuestion) -> None:
     """ "12 of 30 answered" and Reveal; nothing that tells which option is right."""
+    watch("teacher_count", me.code, TEACHER, PULSE_S, TEACHER_POLL_S)
     if st.session_state.pop("_live_changed", False):
         st.rerun(scope="app")  # the slide outside this fragment shows what changed
     store = default_store()
@@ -631,10 +641,11 @@ def _answers_dialog(live: LiveQuestion, tally: Tally) -> None:
 # ---------------------------------------------------------------- the Class page, teacher
 
 
-@st.fragment(run_every=TEACHER_POLL_S)
+@following(TEACHER_POLL_S)
 def class_question(me: TeacherLink) -> None:
     """The Class page's view of the question asked now: the count and Reveal, then, once
     revealed, the answers by group."""
+    watch("teacher_class", me.code, TEACHER, PULSE_S, TEACHER_POLL_S)
     st.session_state.pop("_live_changed", None)  # this fragment shows the change itself
     st.session_state.pop("_live_show_answers", None)
     store = default_store()
@@ -817,7 +828,7 @@ def _answer(me: StudentLink, qid: str, text: str) -> None:
             )
 
 
-@st.fragment(run_every=STUDENT_POLL_S)
+@following(STUDENT_POLL_S)
 def student_view() -> None:
     """The student's device follows the class: the question asked now, big numbered buttons
     to answer it (once), then the reveal with their own feedback, and their score."""
@@ -825,16 +836,22 @@ def student_view() -> None:
     if me is None:
         return
     landing()
+    drew = partial(watch, "student", me.code, STUDENT, STUDENT_PULSE_S, STUDENT_POLL_S)
     try:
         now = default_store().follow(me.code, me.me)
     except StoreDown as err:
+        drew(UNKNOWN)
         problem(err)
         return
     except InputError as err:
+        drew(asdict(CLOSED) if isinstance(err, ClassError) else UNKNOWN)
         problem(err)
         if isinstance(err, ClassError) and "has ended" in str(err):
             st.button("Back to the join form", key="live_after_end", on_click=_leave)
         return
+    posed = now.posed
+    qid = posed.question.qid if posed else None
+    drew({"qid": qid, "revealed": bool(posed and posed.revealed), "open": True})
     with st.container(key="live_student"):
         if err := st.session_state.pop("_live_answer_problem", None):
             problem(err)

@@ -115,15 +115,17 @@ def no_referrer() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Warm, make the server mark the links it drops, serve the page with lnlab.ui.shell and
-    return large freed blocks, then run `streamlit run app.py <argv>`."""
+    """Warm, make the server mark the links it drops, answer class pulses (lnlab.ui.pulse),
+    serve the page with lnlab.ui.shell and return large freed blocks, then run
+    `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
-    from lnlab.ui import failover, shell
+    from lnlab.ui import failover, pulse, shell
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
     no_referrer()
+    pulse.install()  # GET /_lnlab/pulse/<code>: a class's devices follow it without script runs
     shell.install()  # the page's HTML carries the app's CSS and the assist script
     return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)

@@ -1,0 +1,281 @@
+"""A live class's devices follow it without rerunning their fragments every second.
+
+A fragment that follows a class (`following`) used to rerun on a timer (`run_every`): every
+student's device reran the whole student view every 1.5 s, about 7 ms of the one Python
+process's time each, so 300 students kept a process busy with nothing new to show. Now the
+page asks the server a question it answers without running any script: GET
+`/_lnlab/pulse/<code>` gives the class's pulse (lnlab.classroom.store.Pulse: the question asked
+now, revealed or not, how many answered and joined, open or not) as a few bytes of JSON,
+answered by the launcher's route (`install`, in the event loop, from a cache of CACHE_S per
+class). A component inside the fragment (static/lnlab/pulse.mjs) asks every `every_s` and
+reruns the fragment only when a field it watches differs from what the fragment last drew: a
+student's device reruns when a question is asked or revealed, the teacher's when a count moves.
+
+Until the browser has shown that it can (its first pulse read), and again after it says it
+cannot, the fragment keeps its timer: a server started without the route (`streamlit run
+app.py`), a browser that blocks the request, or an old page still follow the class. The
+switch starts or stops the browser's timer for the same fragment, so nothing is redrawn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
+from functools import partial
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from lnlab.classroom.store import ClassError, Pulse, StoreDown, default_store, normalize_code
+from lnlab.core.errors import InputError
+from lnlab.ui.served import STATIC, base_path
+
+PATH = "_lnlab/pulse/"
+CACHE_S = 0.25  # one class's pulse is read from the database at most 4 times a second
+CACHE_CLASSES = 1000  # pulses kept at most (a server has at most 200 classes open)
+_ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([^/?#]{{1,100}})")
+_WORKS = "_lnlab_pulse_works"  # True once this browser read a pulse; False once it said it cannot
+_TIMED = "_lnlab_pulse_timed"  # in a whole-page run: whether `following` gave its fragment a timer
+_TIMERS = "_lnlab_pulse_timers"  # fragment id -> whether the browser reruns it on a timer
+
+UNKNOWN: Mapping[str, Any] = {}  # what a fragment drew when it could not read its class
+STUDENT = ("qid", "revealed", "open")  # what a student's device redraws for
+TEACHER = ("qid", "revealed", "answered", "joined", "open")  # the teacher's counts as well
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# ---------------------------------------------------------------- the server's side
+
+
+class Pulses:
+    """The class store's pulses, each read at most once per CACHE_S (all of a class's
+    devices ask; one read answers them)."""
+
+    def __init__(self, read: Callable[[str], Pulse] | None = None) -> None:
+        self._read = read or (lambda code: default_store().pulse(code))
+        self._kept: dict[str, tuple[float, Pulse]] = {}
+        self._lock = threading.Lock()
+
+    def fresh(self, code: str) -> Pulse | None:
+        """The kept pulse of `code` if younger than CACHE_S."""
+        with self._lock:
+            kept = self._kept.get(code)
+        return kept[1] if kept and time.monotonic() - kept[0] < CACHE_S else None
+
+    def read(self, code: str) -> Pulse:
+        """Read the pulse of `code` now and keep it (StoreDown if the database does not answer)."""
+        pulse = self._read(code)
+        with self._lock:
+            if len(self._kept) >= CACHE_CLASSES:
+                self._kept.clear()
+            self._kept[code] = (time.monotonic(), pulse)
+        return pulse
+
+
+def answer(pulses: Pulses, path: str) -> tuple[int, dict[str, Any]] | None:
+    """The status and JSON for a pulse request's path, or None if `path` is not one (the fast
+    part: a cached pulse, or what to read). Reading is `respond`'s."""
+    found = _ROUTE.fullmatch(path)
+    if found is None:
+        return None
+    try:
+        code = normalize_code(found.group(1))
+    except ClassError as err:
+        return 404, {"error": str(err)}
+    pulse = pulses.fresh(code)
+    return (200, asdict(pulse)) if pulse else (0, {"code": code})
+
+
+def respond(pulses: Pulses, path: str) -> tuple[int, dict[str, Any]] | None:
+    """`answer`, reading the database when the kept pulse is stale (in a worker thread)."""
+    found = answer(pulses, path)
+    if found is None or found[0]:
+        return found
+    try:
+        return 200, asdict(pulses.read(found[1]["code"]))
+    except StoreDown as err:
+        return 503, {"error": str(err)}
+    except InputError as err:
+        return 404, {"error": str(err)}
+
+
+class PulseRoute:
+    """ASGI middleware: GET .../_lnlab/pulse/<code> is answered here, before Streamlit's own
+    routes; everything else goes on. The database is read in a worker thread, so the event
+    loop (every visitor's websocket) never waits for it."""
+
+    def __init__(self, app, pulses: Pulses | None = None) -> None:
+        self.app = app
+        self.pulses = pulses or Pulses()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or PATH not in scope.get("path", ""):
+            await self.app(scope, receive, send)
+            return
+        found = answer(self.pulses, scope["path"])
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        if not found[0]:
+            from starlette.concurrency import run_in_threadpool
+
+            found = await run_in_threadpool(respond, self.pulses, scope["path"])
+        status, body = found
+        data = json.dumps(body, separators=(",", ":")).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(data)).encode()),
+            (b"cache-control", b"no-store"),
+            (b"x-content-type-options", b"nosniff"),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
+
+
+def install() -> None:
+    """Streamlit's server (Starlette, in 1.67) answers pulses first: its middleware list starts
+    with PulseRoute. For the launcher, lnlab.ui.serve."""
+    from starlette.middleware import Middleware
+    from streamlit.web.server.starlette import starlette_app
+
+    original = starlette_app.create_streamlit_middleware
+    if getattr(original, "lnlab_pulse", False):
+        return
+
+    def middleware() -> list[Middleware]:
+        return [Middleware(PulseRoute), *original()]
+
+    middleware.lnlab_pulse = True  # type: ignore[attr-defined]
+    starlette_app.create_streamlit_middleware = middleware
+
+
+# ---------------------------------------------------------------- the page's side
+
+_component = st.components.v2.component(
+    "lnlab.pulse",
+    js=(STATIC / "lnlab" / "pulse.mjs").read_text(encoding="utf-8"),
+)
+
+
+def works() -> bool:
+    """Whether this session's browser follows classes by their pulse."""
+    return st.session_state.get(_WORKS) is True
+
+
+def following(every_s: float) -> Callable[[F], F]:
+    """Decorator: draw `body` in a fragment that follows a class. While the browser reads
+    pulses, the fragment reruns when `watch` (inside `body`) sees a change; otherwise, every
+    `every_s` seconds (Streamlit's `run_every`). `watch` starts and stops the browser's timer
+    when the browser's word on pulses changes, so the fragment stays the same one: nothing on
+    the page is redrawn for the switch."""
+
+    def wrap(body: F) -> F:
+        timed = st.fragment(body, run_every=every_s)
+        pushed = st.fragment(body)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            ss = st.session_state
+            ss[_TIMED] = not works()  # this whole-page run gives the fragment its timer or not
+            try:
+                return (timed if ss[_TIMED] else pushed)(*args, **kwargs)
+            finally:
+                ss[_TIMED] = None  # a rerun of the fragment alone does not pass here
+
+        call.__doc__ = body.__doc__
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+def _fragment_id() -> str | None:
+    """The fragment running now (Streamlit's own bookkeeping; None outside one)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+
+    try:
+        return ThreadState.get().fragment_id
+    except RuntimeError:  # no script run (a plain call in a test)
+        return None
+
+
+def _timer(fragment_id: str, every_s: float | None) -> None:
+    """Start (every_s) or stop (None) the browser's timer that reruns `fragment_id`, as
+    Streamlit's `run_every` does."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    msg = ForwardMsg()
+    if every_s is None:
+        msg.stop_auto_rerun.fragment_ids.append(fragment_id)
+    else:
+        msg.auto_rerun.interval = every_s
+        msg.auto_rerun.fragment_id = fragment_id
+    if (ctx := get_script_run_ctx()) is not None:
+        ctx.enqueue(msg)
+
+
+def watch(
+    name: str,
+    code: str,
+    fields: Sequence[str],
+    every_s: float,
+    timer_s: float,
+    seen: Mapping[str, Any] | None = None,
+) -> None:
+    """Inside a `following` body, on every path through it: the component that reruns the
+    fragment when one of `fields` of class `code`'s pulse differs from `seen`, what the
+    fragment draws (asked every `every_s`). `seen` None: the pulse read now, before the
+    fragment reads what it draws; UNKNOWN: the fragment could not read it (the next read
+    reruns it, at most every few seconds). When the browser's word on pulses has changed,
+    the fragment's timer (every `timer_s`) stops, or starts again."""
+    ss = st.session_state
+    timers = ss.setdefault(_TIMERS, {})  # fragment id -> whether the browser's timer runs
+    fragment = _fragment_id()
+    if fragment is not None:
+        if ss.get(_TIMED) is not None:  # a whole-page run: it set the timer (or not)
+            timers[fragment] = ss[_TIMED]
+        elif timers.get(fragment, True) == works():
+            timers[fragment] = not works()
+            _timer(fragment, None if works() else timer_s)
+    if seen is None:
+        try:
+            seen = asdict(default_store().pulse(code))
+        except InputError:
+            seen = UNKNOWN  # the fragment shows what is wrong; the browser asks again
+    status = ss.get(_WORKS)
+    key = f"lnlab_pulse_{name}"
+    _component(
+        key=key,
+        data={
+            "url": f"{base_path()}{PATH}{code}",
+            "watch": list(fields),
+            "seen": dict(seen),
+            "every_ms": round(every_s * 1000),
+            "status": "ready" if status else ("failed" if status is False else ""),
+        },
+        on_status_change=partial(_status, key),
+        on_changed_change=_nothing,  # a change reruns the fragment: nothing else to do
+    )
+
+
+def _nothing() -> None:
+    """A trigger's callback: the rerun it causes is the point."""
+
+
+def _status(key: str) -> None:
+    found = status_of(st.session_state.get(key))
+    if found is not None:
+        st.session_state[_WORKS] = found
+
+
+def status_of(state: Any) -> bool | None:
+    """The browser's word on pulses, from a pulse component's state: True ("ready"), False
+    ("failed: ..."), None (nothing yet)."""
+    status = str((state or {}).get("status") or "")
+    if status == "ready":
+        return True
+    return False if status.startswith("failed") else None

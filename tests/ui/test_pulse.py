@@ -1,0 +1,115 @@
+"""lnlab.ui.pulse, the server's side: GET .../_lnlab/pulse/<code> answered from a short cache,
+without a script run, and every other request passed on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from lnlab.classroom.store import CLOSED, Pulse, StoreDown
+from lnlab.ui import pulse
+
+ASKED = Pulse("q1", False, 3, 30, True)
+
+
+class Reads:
+    """A store's pulse, counted."""
+
+    def __init__(self, result: Pulse | Exception = ASKED) -> None:
+        self.codes: list[str] = []
+        self.result = result
+
+    def __call__(self, code: str) -> Pulse:
+        self.codes.append(code)
+        if isinstance(self.result, Exception):
+            raise self.result
+        return self.result
+
+
+def test_only_pulse_paths_are_answered() -> None:
+    pulses = pulse.Pulses(Reads())
+    for other in ("/", "/class", "/_stcore/health", "/_lnlab/pulse/", "/_lnlab/pulse/a/b"):
+        assert pulse.answer(pulses, other) is None
+    assert pulse.answer(pulses, "/_lnlab/pulse/abc-def-ghj") == (0, {"code": "ABCDEFGHJ"})
+    assert pulse.answer(pulses, "/course/_lnlab/pulse/ABCDEFGHJ")[0] == 0  # under a base path
+
+
+def test_a_malformed_code_is_refused_with_a_reason() -> None:
+    status, body = pulse.answer(pulse.Pulses(Reads()), "/_lnlab/pulse/no!")
+    assert status == 404
+    assert "has no" in body["error"]
+
+
+def test_one_read_answers_a_whole_class_for_a_moment(monkeypatch) -> None:
+    reads = Reads()
+    pulses = pulse.Pulses(reads)
+    clock = [100.0]
+    monkeypatch.setattr(pulse.time, "monotonic", lambda: clock[0])
+    for _ in range(30):  # 30 devices at once
+        assert pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ") == (200, vars(ASKED))
+    assert reads.codes == ["ABCDEFGHJ"]
+    clock[0] += pulse.CACHE_S
+    pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
+    assert len(reads.codes) == 2
+
+
+def test_the_cache_stays_bounded() -> None:
+    pulses = pulse.Pulses(Reads(CLOSED))
+    codes = [f"{n:09d}".translate(str.maketrans("0123456789", "23456789AB")) for n in range(1100)]
+    for code in codes:
+        pulses.read(code)
+    assert len(pulses._kept) <= pulse.CACHE_CLASSES
+
+
+def test_a_database_that_is_down_gets_503_and_nothing_kept() -> None:
+    pulses = pulse.Pulses(Reads(StoreDown("the class's database is not answering")))
+    status, body = pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
+    assert status == 503
+    assert "not answering" in body["error"]
+    assert pulses.fresh("ABCDEFGHJ") is None
+
+
+def _request(route: pulse.PulseRoute, path: str) -> list[dict]:
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(route({"type": "http", "path": path, "method": "GET"}, receive, send))
+    return sent
+
+
+def test_the_route_answers_json_that_no_one_caches() -> None:
+    passed: list[str] = []
+
+    async def app(scope, receive, send) -> None:
+        passed.append(scope["path"])
+
+    route = pulse.PulseRoute(app, pulse.Pulses(Reads()))
+    start, body = _request(route, "/_lnlab/pulse/ABCDEFGHJ")
+    headers = dict(start["headers"])
+    assert start["status"] == 200
+    assert headers[b"content-type"] == b"application/json"
+    assert headers[b"cache-control"] == b"no-store"
+    assert int(headers[b"content-length"]) == len(body["body"])
+    assert json.loads(body["body"]) == vars(ASKED)
+    assert _request(route, "/class") == [] and passed == ["/class"]
+
+
+@pytest.mark.parametrize(
+    ("state", "word"),
+    [
+        ({"status": "ready"}, True),
+        ({"status": "failed: the server answered 404"}, False),
+        ({}, None),
+        (None, None),
+        ({"status": 3}, None),
+    ],
+)
+def test_the_browsers_word_on_pulses(state, word) -> None:
+    assert pulse.status_of(state) is word
