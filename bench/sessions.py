@@ -79,6 +79,7 @@ class Session:
         self.cache: dict[str, ForwardMsg] = {}
         self.widgets: dict[str, Any] = {}
         self.fragments: dict[str, str] = {}  # a widget's user key -> the fragment it is in
+        self.timers: dict[str, float] = {}  # fragment id -> its run_every, as the browser keeps it
 
     async def _receive(self) -> ForwardMsg:
         """The next ForwardMsg, a cache reference replaced by the message it names."""
@@ -137,6 +138,11 @@ class Session:
                     key = item.id.split("-", 2)[-1]
                     self.widgets[key] = item
                     self.fragments[key] = msg.delta.fragment_id
+            elif kind == "auto_rerun":
+                self.timers[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+            elif kind == "stop_auto_rerun":
+                for fragment in msg.stop_auto_rerun.fragment_ids:
+                    self.timers.pop(fragment, None)
             elif kind == "navigation":
                 self.page_hash = msg.navigation.page_script_hash
             elif kind == "page_info_changed":  # the page wrote the URL (its share link)
