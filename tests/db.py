@@ -52,9 +52,37 @@ def _run_as() -> tuple[list[str], str | None]:
     return ["runuser", "-u", "postgres", "--"], "postgres"
 
 
+class PostgresServer:
+    """A throwaway cluster's server, which a test may stop and start again (same data, same
+    port): a database restart in the middle of a class."""
+
+    def __init__(self, bindir: Path, prefix: list[str], folder: Path, settings: list[str]):
+        self.bindir, self.prefix, self.folder, self.settings = bindir, prefix, folder, settings
+        self.data = folder / "data"
+        self.log = folder / "postgres.log"
+        port = next(s for s in settings if s.startswith("port=")).removeprefix("port=")
+        self.url = f"postgresql+psycopg://lnlab@127.0.0.1:{port}/postgres"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.log, "ab") as out:
+            self.process = subprocess.Popen(
+                [*self.prefix, str(self.bindir / "postgres"), "-D", str(self.data)]
+                + [arg for setting in self.settings for arg in ("-c", setting)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        _wait_ready(self.url, self.process, self.log)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop(self.process, self.data)
+            self.process = None
+
+
 @contextmanager
-def postgres_cluster(*, durable: bool = False) -> Iterator[str]:
-    """Start a throwaway PostgreSQL cluster and yield its SQLAlchemy URL.
+def postgres_server(*, durable: bool = False) -> Iterator[PostgresServer]:
+    """Start a throwaway PostgreSQL cluster and yield its server (`.url`: its SQLAlchemy URL).
 
     `durable=False` turns fsync off (tests: nothing needs to survive a power cut);
     benchmarks pass True to measure the real cost of a commit."""
@@ -63,34 +91,29 @@ def postgres_cluster(*, durable: bool = False) -> Iterator[str]:
         raise FileNotFoundError("PostgreSQL is not installed (scripts/ensure-postgresql)")
     prefix, user = _run_as()
     folder = Path(tempfile.mkdtemp(prefix="lnlab-pg-"))
-    data = folder / "data"
     if user:
         shutil.chown(folder, user)
-    port = free_port()
-    log = folder / "postgres.log"
-    server = None
+    settings = ["listen_addresses=127.0.0.1", "max_connections=300", f"port={free_port()}"]
+    settings += [f"unix_socket_directories={folder}"]
+    if not durable:
+        settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+    server = PostgresServer(bindir, prefix, folder, settings)
     try:
-        initdb = [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "lnlab"]
+        initdb = [str(bindir / "initdb"), "-D", str(server.data), "-A", "trust", "-U", "lnlab"]
         initdb += ["-E", "UTF8", "--no-sync", "--no-instructions"]
         subprocess.run([*prefix, *initdb], check=True, capture_output=True)
-        settings = ["listen_addresses=127.0.0.1", "max_connections=300", f"port={port}"]
-        settings += [f"unix_socket_directories={folder}"]
-        if not durable:
-            settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
-        with open(log, "wb") as out:
-            server = subprocess.Popen(
-                [*prefix, str(bindir / "postgres"), "-D", str(data)]
-                + [arg for setting in settings for arg in ("-c", setting)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        url = f"postgresql+psycopg://lnlab@127.0.0.1:{port}/postgres"
-        _wait_ready(url, server, log)
-        yield url
+        server.start()
+        yield server
     finally:
-        if server is not None:
-            _stop(server, data)
+        server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def postgres_cluster(*, durable: bool = False) -> Iterator[str]:
+    """`postgres_server`, yielding its URL."""
+    with postgres_server(durable=durable) as server:
+        yield server.url
 
 
 def _stop(server: subprocess.Popen, data: Path) -> None:
