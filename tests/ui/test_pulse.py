@@ -3,10 +3,10 @@ without a script run, and every other request passed on."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
+from helpers import run_coroutine
 
 from lnlab.classroom.store import CLOSED, Pulse, StoreDown
 from lnlab.ui import pulse
@@ -80,7 +80,7 @@ def _request(route: pulse.PulseRoute, path: str) -> list[dict]:
     async def send(message: dict) -> None:
         sent.append(message)
 
-    asyncio.run(route({"type": "http", "path": path, "method": "GET"}, receive, send))
+    run_coroutine(route({"type": "http", "path": path, "method": "GET"}, receive, send))
     return sent
 
 
