@@ -161,6 +161,7 @@ class Worker:
         self.retry_at = 0.0  # no start is tried before this time (self.clock)
         self.started = 0  # processes started so far
         self.discarded = 0  # replies of abandoned jobs thrown away
+        self.ahead = False  # `warm` starts it: a server's launcher says so (not tests, not AppTest)
 
     def call(
         self,
@@ -266,6 +267,24 @@ class Worker:
         """End the worker (the next call starts a new one)."""
         with self._lock:
             self._stop()
+
+    def warm(self) -> bool:
+        """Start the worker in the background, where `ahead` allows, unless it runs or is
+        starting: a page that will soon need it (the training lab, the GPU page) spares its
+        first job the start, 2-4 s of a fresh interpreter importing torch. A failed start
+        counts as any other (the back-off). True if a start was begun."""
+        if not self.ahead or self.alive() or not self._lock.acquire(blocking=False):
+            return False
+
+        def start() -> None:
+            try:
+                with contextlib.suppress(Unavailable):
+                    self._connection()
+            finally:
+                self._lock.release()
+
+        threading.Thread(target=start, name="lnlab-worker-warm", daemon=True).start()
+        return True
 
     def pid(self) -> int | None:
         return self._process.pid if self.alive() else None

@@ -25,7 +25,10 @@ def visitor() -> str:
 
 
 def worker_notice() -> None:
-    """Say so while the worker process for heavy work cannot start and is being retried."""
+    """On a page whose heavy work goes to the worker process: start it now if it is not
+    running (lnlab.serving.worker.Worker.warm: the visitor's first run then trains or measures
+    at once), and say so while it cannot start and is being retried."""
+    worker.HEAVY.warm()
     if trouble := worker.HEAVY.trouble():
         st.warning(f"{plain(trouble[0].upper() + trouble[1:])}.", icon=":material/sync_problem:")
 

@@ -120,6 +120,7 @@ def main(argv: list[str]) -> int:
     `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
+    from lnlab.serving import worker
     from lnlab.ui import failover, pulse, shell
     from lnlab.ui.links import mark_dropped_links
 
@@ -130,6 +131,7 @@ def main(argv: list[str]) -> int:
     return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)
     failover.install()  # a visitor moved here from another process: its first click works
+    worker.HEAVY.ahead = True  # the training lab and the GPU page start it when opened
     sys.argv = ["streamlit", "run", "app.py", *argv]
     return cli.main()
 

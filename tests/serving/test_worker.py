@@ -256,3 +256,21 @@ def _a_page() -> None:
     import streamlit as st
 
     st.write("a page")
+
+
+def test_a_page_that_will_need_the_worker_starts_it_ahead_once() -> None:
+    """warm() starts the worker in the background where `ahead` allows (the launcher's
+    server), once; the first job then finds it running. Elsewhere (tests, AppTest) it does
+    nothing."""
+    w = worker.Worker(preload=())
+    try:
+        assert not w.warm() and w.started == 0  # not a launched server: nothing
+        w.ahead = True
+        assert w.warm()
+        with w._lock:  # the start in the background holds it until the worker answers
+            assert w.alive() and w.started == 1
+        assert not w.warm()  # running: nothing more
+        pid = w.pid()
+        assert w.call(os.getpid, timeout_s=30) == pid and w.started == 1
+    finally:
+        w.stop()

@@ -44,6 +44,7 @@ CACHE_SIZE = 32  # finished configurations kept
 LEGS_KEPT = 96  # trainings kept, finished (their numbers) or part-way (their state, < 1.3 MB)
 PART_WAY_KEPT = 8  # of which part-way, at most
 FOLLOW_S = 0.25  # how often a visitor following another's run looks at its progress
+PACE_MIN_S = 0.5  # steps timed before the time left is estimated
 
 OnWait = heavy_work.OnWait
 
@@ -137,13 +138,20 @@ class _Flight:
 
 @dataclass
 class _Pace:
-    """This run's own training: steps and seconds, for the time left."""
+    """This run's own training: steps and the seconds they took, for the time left, pieces
+    and the starts of pieces included, except the run's first start: timed from the first
+    piece's first report, not from its start (the worker starting, torch loading), which
+    counted in made the first estimate hundreds of seconds for a run of 15."""
 
     steps: int = 0
     seconds: float = 0.0
 
     def left_s(self, steps_left: int) -> float | None:
-        return self.seconds / self.steps * steps_left if self.steps else None
+        """None until PACE_MIN_S of steps have been timed (an estimate from one or two steps
+        swings by a factor of ten)."""
+        if self.seconds < PACE_MIN_S or not self.steps:
+            return None
+        return self.seconds / self.steps * steps_left
 
 
 class Lab:
@@ -310,11 +318,19 @@ class Lab:
                 for r in needed
             )
         until = min(recipe.steps, leg.done + piece_steps(recipe.layers))
-        start, steps_before, seconds_before = time.monotonic(), pace.steps, pace.seconds
+        steps_before, seconds_before = pace.steps, pace.seconds
+        # timed from: (when, step); the run's first piece from its first report (see _Pace)
+        since: list[tuple[float, int]] = [] if not pace.steps else [(time.monotonic(), leg.done)]
+
+        def timed(k: int) -> None:
+            now = time.monotonic()
+            if not since:
+                since.append((now, k))
+            pace.steps = steps_before + k - since[0][1]
+            pace.seconds = seconds_before + now - since[0][0]
 
         def step(k: int) -> None:
-            pace.steps = steps_before + k - leg.done
-            pace.seconds = seconds_before + time.monotonic() - start
+            timed(k)
             show(before + k - leg.done)
 
         show(before)
@@ -326,8 +342,7 @@ class Lab:
             self._keep(new)
         if new.run is not None:
             runs[recipe] = new.run
-        pace.steps = steps_before + new.done - leg.done
-        pace.seconds = seconds_before + time.monotonic() - start
+        timed(new.done)
         show(before + new.done - leg.done)
 
     def _keep(self, leg: Leg) -> None:

@@ -53,7 +53,15 @@ from lnlab.labs.training.run import (
 )
 from lnlab.labs.training.script import training_script
 from lnlab.labs.training.train import Recipe, Trainer, VariantRun, train_variant
-from lnlab.labs.training.worker import Lab, Leg, Progress, piece_steps, train_piece
+from lnlab.labs.training.worker import (
+    PACE_MIN_S,
+    Lab,
+    Leg,
+    Progress,
+    _Pace,
+    piece_steps,
+    train_piece,
+)
 from lnlab.serving import heavy_work, worker
 from lnlab.teach.misconceptions import MISCONCEPTIONS
 from lnlab.teach.quiz import RIGHT, Question, diagnose, options
@@ -157,6 +165,12 @@ def test_the_default_fits_the_cap() -> None:
 def test_progress_text() -> None:
     assert Progress(0, 100).text() == "0 of 100 steps, starting..."
     assert Progress(25, 100, 15.2).text() == "25 of 100 steps, about 15 s of training left"
+
+
+def test_the_time_left_waits_for_a_measure_of_the_pace() -> None:
+    assert _Pace().left_s(100) is None
+    assert _Pace(4, PACE_MIN_S / 2).left_s(100) is None  # two steps say little
+    assert _Pace(100, 2.0).left_s(400) == pytest.approx(8.0)
     assert Progress(25, 100, 15.2, place=2).text() == (
         "25 of 100 steps; paused while others' heavy work runs (2nd in line)"
     )
