@@ -261,7 +261,8 @@ class Worker:
             self.preload = (*self.preload, module)
 
     def alive(self) -> bool:
-        return self._process is not None and self._process.is_alive()
+        process = self._process  # read once: another thread may stop it meanwhile
+        return process is not None and process.is_alive()
 
     def stop(self) -> None:
         """End the worker (the next call starts a new one)."""
@@ -283,7 +284,11 @@ class Worker:
             finally:
                 self._lock.release()
 
-        threading.Thread(target=start, name="lnlab-worker-warm", daemon=True).start()
+        try:
+            threading.Thread(target=start, name="lnlab-worker-warm", daemon=True).start()
+        except BaseException:  # no thread (the process's limit): the lock must not stay held
+            self._lock.release()
+            raise
         return True
 
     def pid(self) -> int | None:

@@ -1,24 +1,26 @@
 """A live class's devices follow it without rerunning their fragments every second.
 
 A fragment that follows a class (`following`) used to rerun on a timer (`run_every`): every
-student's device reran the whole student view every 1.5 s, about 7 ms of the one Python
-process's time each, so 300 students kept a process busy with nothing new to show. Now the
-page asks the server a question it answers without running any script: GET
-`/_lnlab/pulse/<code>` gives the class's pulse (lnlab.classroom.store.Pulse: the question asked
-now, revealed or not, how many answered and joined, open or not) as a few bytes of JSON,
-answered by the launcher's route (`install`, in the event loop, from a cache of CACHE_S per
-class). A component inside the fragment (static/lnlab/pulse.mjs) asks every `every_s` and
+student's device reran the whole student view every 1.5 s, so 300 students kept one process
+at 0.83 s of CPU a second with nothing new to show (bench.class_follow). Now the page asks the
+server a question it answers without running any script: GET `/_lnlab/pulse/<code>` gives the
+class's pulse (lnlab.classroom.store.Pulse: the question asked now, revealed or not, how many
+answered and joined, open or not) as a few bytes of JSON, answered by the launcher's route
+(`install`) from a cache: one database read per class at most every CACHE_S, in a worker
+thread. A component inside the fragment (static/lnlab/pulse.mjs) asks every `every_s` and
 reruns the fragment only when a field it watches differs from what the fragment last drew: a
 student's device reruns when a question is asked or revealed, the teacher's when a count moves.
 
 Until the browser has shown that it can (its first pulse read), and again after it says it
 cannot, the fragment keeps its timer: a server started without the route (`streamlit run
-app.py`), a browser that blocks the request, or an old page still follow the class. The
-switch starts or stops the browser's timer for the same fragment, so nothing is redrawn.
+app.py`), a browser that blocks the request, or an old page still follow the class. Each run
+of the fragment starts or stops the browser's timer for itself (Streamlit's own auto_rerun and
+stop_auto_rerun messages), so the switch redraws nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -35,12 +37,12 @@ from lnlab.core.errors import InputError
 from lnlab.ui.served import STATIC, base_path
 
 PATH = "_lnlab/pulse/"
-CACHE_S = 0.25  # one class's pulse is read from the database at most 4 times a second
+CACHE_S = 0.25  # the route reads one class's pulse from the database at most 4 times a second
 CACHE_CLASSES = 1000  # pulses kept at most (a server has at most 200 classes open)
+READERS = 8  # requests reading the database at once (Streamlit's thread pool has 28 threads)
 _ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([^/?#]{{1,100}})")
 _WORKS = "_lnlab_pulse_works"  # True once this browser read a pulse; False once it said it cannot
-_TIMED = "_lnlab_pulse_timed"  # in a whole-page run: whether `following` gave its fragment a timer
-_TIMERS = "_lnlab_pulse_timers"  # fragment id -> whether the browser reruns it on a timer
+_WATCHED = "_lnlab_pulse_watched"  # the running fragment has drawn its pulse component
 
 UNKNOWN: Mapping[str, Any] = {}  # what a fragment drew when it could not read its class
 STUDENT = ("qid", "revealed", "open")  # what a student's device redraws for
@@ -53,28 +55,49 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Pulses:
-    """The class store's pulses, each read at most once per CACHE_S (all of a class's
-    devices ask; one read answers them)."""
+    """The class store's pulses, each read from the database at most once per CACHE_S, one
+    read at a time per class (all of a class's devices ask; one read answers them). A
+    database that does not answer is kept as such for CACHE_S too."""
 
     def __init__(self, read: Callable[[str], Pulse] | None = None) -> None:
         self._read = read or (lambda code: default_store().pulse(code))
-        self._kept: dict[str, tuple[float, Pulse]] = {}
+        self._kept: dict[str, tuple[float, Pulse | StoreDown]] = {}
+        self._reading: dict[str, threading.Lock] = {}  # per class: one read at a time
         self._lock = threading.Lock()
 
-    def fresh(self, code: str) -> Pulse | None:
-        """The kept pulse of `code` if younger than CACHE_S."""
+    def fresh(self, code: str) -> Pulse | StoreDown | None:
+        """What was last read for `code`, if younger than CACHE_S."""
         with self._lock:
             kept = self._kept.get(code)
         return kept[1] if kept and time.monotonic() - kept[0] < CACHE_S else None
 
     def read(self, code: str) -> Pulse:
-        """Read the pulse of `code` now and keep it (StoreDown if the database does not answer)."""
-        pulse = self._read(code)
+        """The pulse of `code`, read now unless another read has just kept it (StoreDown if
+        the database does not answer)."""
+        with self._lock:
+            if len(self._reading) >= CACHE_CLASSES:
+                self._reading.clear()  # a reader holding an old lock finishes all the same
+            reading = self._reading.setdefault(code, threading.Lock())
+        with reading:
+            kept = self.fresh(code)
+            if kept is None:
+                try:
+                    kept = self._read(code)
+                except StoreDown as err:
+                    kept = err
+                self._keep(code, kept)
+        if isinstance(kept, StoreDown):
+            raise kept
+        return kept
+
+    def _keep(self, code: str, kept: Pulse | StoreDown) -> None:
+        now = time.monotonic()
         with self._lock:
             if len(self._kept) >= CACHE_CLASSES:
-                self._kept.clear()
-            self._kept[code] = (time.monotonic(), pulse)
-        return pulse
+                self._kept = {c: k for c, k in self._kept.items() if now - k[0] < CACHE_S}
+                if len(self._kept) >= CACHE_CLASSES:
+                    self._kept.clear()
+            self._kept[code] = (now, kept)
 
 
 def answer(pulses: Pulses, path: str) -> tuple[int, dict[str, Any]] | None:
@@ -87,8 +110,10 @@ def answer(pulses: Pulses, path: str) -> tuple[int, dict[str, Any]] | None:
         code = normalize_code(found.group(1))
     except ClassError as err:
         return 404, {"error": str(err)}
-    pulse = pulses.fresh(code)
-    return (200, asdict(pulse)) if pulse else (0, {"code": code})
+    kept = pulses.fresh(code)
+    if isinstance(kept, StoreDown):
+        return 503, {"error": str(kept)}
+    return (200, asdict(kept)) if kept else (0, {"code": code})
 
 
 def respond(pulses: Pulses, path: str) -> tuple[int, dict[str, Any]] | None:
@@ -107,11 +132,14 @@ def respond(pulses: Pulses, path: str) -> tuple[int, dict[str, Any]] | None:
 class PulseRoute:
     """ASGI middleware: GET .../_lnlab/pulse/<code> is answered here, before Streamlit's own
     routes; everything else goes on. The database is read in a worker thread, so the event
-    loop (every visitor's websocket) never waits for it."""
+    loop (every visitor's websocket) never waits for it, and by at most READERS requests at
+    once: the others get 503 at once (the page asks again later), so a database that hangs
+    holds a few of the threads Streamlit also serves its files with, not all of them."""
 
     def __init__(self, app, pulses: Pulses | None = None) -> None:
         self.app = app
         self.pulses = pulses or Pulses()
+        self.reading = 0  # requests waiting for a read (the event loop's own count)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or PATH not in scope.get("path", ""):
@@ -121,10 +149,18 @@ class PulseRoute:
         if found is None:
             await self.app(scope, receive, send)
             return
-        if not found[0]:
+        if scope.get("method", "GET") not in ("GET", "HEAD"):
+            found = 405, {"error": "a pulse is only read (GET)"}
+        elif not found[0] and self.reading >= READERS:
+            found = 503, {"error": "busy: ask again in a moment"}
+        elif not found[0]:
             from starlette.concurrency import run_in_threadpool
 
-            found = await run_in_threadpool(respond, self.pulses, scope["path"])
+            self.reading += 1
+            try:
+                found = await run_in_threadpool(respond, self.pulses, scope["path"])
+            finally:
+                self.reading -= 1
         status, body = found
         data = json.dumps(body, separators=(",", ":")).encode()
         headers = [
@@ -168,26 +204,26 @@ def works() -> bool:
 
 
 def following(every_s: float) -> Callable[[F], F]:
-    """Decorator: draw `body` in a fragment that follows a class. While the browser reads
-    pulses, the fragment reruns when `watch` (inside `body`) sees a change; otherwise, every
-    `every_s` seconds (Streamlit's `run_every`). `watch` starts and stops the browser's timer
-    when the browser's word on pulses changes, so the fragment stays the same one: nothing on
-    the page is redrawn for the switch."""
+    """Decorator: draw `body` in a fragment that follows a class. `watch` (inside `body`) sets
+    how it reruns: when the class's pulse changes, while the browser reads pulses; otherwise
+    every `every_s` seconds (the browser's timer, as Streamlit's `run_every`). A run that
+    fails before `watch` has drawn its component starts the timer, so the fragment tries
+    again as it always did, instead of following nothing."""
 
     def wrap(body: F) -> F:
-        timed = st.fragment(body, run_every=every_s)
-        pushed = st.fragment(body)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
+        @functools.wraps(body)  # the fragment's identity stays the body's
+        def guarded(*args: Any, **kwargs: Any) -> Any:
             ss = st.session_state
-            ss[_TIMED] = not works()  # this whole-page run gives the fragment its timer or not
+            ss[_WATCHED] = False
             try:
-                return (timed if ss[_TIMED] else pushed)(*args, **kwargs)
-            finally:
-                ss[_TIMED] = None  # a rerun of the fragment alone does not pass here
+                return body(*args, **kwargs)
+            except Exception:  # not Streamlit's rerun and stop, which are BaseExceptions
+                fragment = _fragment_id()
+                if not ss.get(_WATCHED) and fragment is not None:
+                    _timer(fragment, every_s)
+                raise
 
-        call.__doc__ = body.__doc__
-        return call  # type: ignore[return-value]
+        return st.fragment(guarded)  # type: ignore[return-value]
 
     return wrap
 
@@ -230,17 +266,13 @@ def watch(
     fragment when one of `fields` of class `code`'s pulse differs from `seen`, what the
     fragment draws (asked every `every_s`). `seen` None: the pulse read now, before the
     fragment reads what it draws; UNKNOWN: the fragment could not read it (the next read
-    reruns it, at most every few seconds). When the browser's word on pulses has changed,
-    the fragment's timer (every `timer_s`) stops, or starts again."""
+    reruns it, at most every few seconds). The fragment's timer (every `timer_s`) is stopped
+    while the browser reads pulses and runs otherwise: every run says so for itself, for the
+    same fragment, so nothing is redrawn when the browser's word changes."""
     ss = st.session_state
-    timers = ss.setdefault(_TIMERS, {})  # fragment id -> whether the browser's timer runs
-    fragment = _fragment_id()
-    if fragment is not None:
-        if ss.get(_TIMED) is not None:  # a whole-page run: it set the timer (or not)
-            timers[fragment] = ss[_TIMED]
-        elif timers.get(fragment, True) == works():
-            timers[fragment] = not works()
-            _timer(fragment, None if works() else timer_s)
+    ss[_WATCHED] = True
+    if (fragment := _fragment_id()) is not None:
+        _timer(fragment, None if works() else timer_s)  # both messages: no-ops when repeated
     if seen is None:
         try:
             seen = asdict(default_store().pulse(code))

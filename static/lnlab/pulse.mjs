@@ -7,6 +7,7 @@
 const FAILURES = 5;
 const RETRIGGER_MS = 3000; // a change still unseen this long after a trigger is sent again
 const MAX_WAIT_MS = 10000;
+const READ_TIMEOUT_MS = 10000; // a read that hangs (a dead connection, a sleeping laptop) fails
 
 // What each view last asked Python to redraw for, and when: a view may be drawn again (with
 // what it drew before) while its rerun runs, and must not ask twice for the same change.
@@ -24,13 +25,19 @@ export default function (component) {
   const view = `${data.url} ${data.watch.join(",")}`;
   let timer = null;
   let stopped = false;
+  let reading = false;
 
   async function tick() {
     if (stopped) return;
     let wait = data.every_ms;
     if (!document.hidden) {
+      reading = true;
       try {
-        const reply = await fetch(data.url, { cache: "no-store", credentials: "same-origin" });
+        const reply = await fetch(data.url, {
+          cache: "no-store",
+          credentials: "same-origin",
+          signal: AbortSignal.timeout(READ_TIMEOUT_MS),
+        });
         if (!reply.ok) throw new Error(`the server answered ${reply.status}`);
         const pulse = await reply.json();
         failures = 0;
@@ -54,6 +61,8 @@ export default function (component) {
           told = "failed";
           setStateValue("status", `failed: ${(err && err.message) || err}`);
         }
+      } finally {
+        reading = false;
       }
     }
     // a little jitter: a class's devices, redrawn together after Ask, do not stay in step
@@ -61,7 +70,7 @@ export default function (component) {
   }
 
   function wake() {
-    if (!document.hidden && !stopped) {
+    if (!document.hidden && !stopped && !reading) {
       clearTimeout(timer);
       timer = setTimeout(tick, 0);
     }

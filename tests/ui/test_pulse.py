@@ -4,6 +4,9 @@ without a script run, and every other request passed on."""
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 from helpers import run_coroutine
@@ -63,15 +66,65 @@ def test_the_cache_stays_bounded() -> None:
     assert len(pulses._kept) <= pulse.CACHE_CLASSES
 
 
-def test_a_database_that_is_down_gets_503_and_nothing_kept() -> None:
-    pulses = pulse.Pulses(Reads(StoreDown("the class's database is not answering")))
-    status, body = pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
-    assert status == 503
-    assert "not answering" in body["error"]
-    assert pulses.fresh("ABCDEFGHJ") is None
+def test_a_database_that_is_down_gets_503_and_is_asked_again_only_after_a_moment() -> None:
+    reads = Reads(StoreDown("the class's database is not answering"))
+    pulses = pulse.Pulses(reads)
+    for _ in range(30):
+        status, body = pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
+        assert status == 503
+        assert "not answering" in body["error"]
+    assert len(reads.codes) == 1
 
 
-def _request(route: pulse.PulseRoute, path: str) -> list[dict]:
+def test_devices_asking_at_once_share_one_read() -> None:
+    release = threading.Event()
+
+    class Slow(Reads):
+        def __call__(self, code: str) -> Pulse:
+            release.wait(30)
+            return super().__call__(code)
+
+    reads = Slow()
+    pulses = pulse.Pulses(reads)
+    with ThreadPoolExecutor(8) as pool:
+        answers = [pool.submit(pulses.read, "ABCDEFGHJ") for _ in range(8)]
+        release.set()
+        assert {a.result(timeout=30) for a in answers} == {ASKED}
+    assert reads.codes == ["ABCDEFGHJ"]
+
+
+def test_a_pulse_is_only_read_and_waiting_reads_are_bounded() -> None:
+    async def app(scope, receive, send) -> None:
+        raise AssertionError("passed on")
+
+    route = pulse.PulseRoute(app, pulse.Pulses(Reads()))
+    start, body = _request(route, "/_lnlab/pulse/ABCDEFGHJ", method="POST")
+    assert start["status"] == 405
+    route.reading = pulse.READERS  # as many requests as allowed wait on the database
+    start, body = _request(route, "/_lnlab/pulse/ABCDEFGHJ")
+    assert start["status"] == 503 and b"busy" in body["body"]
+
+
+def test_a_following_view_that_fails_before_it_watches_goes_back_to_its_timer(monkeypatch):
+    timers: list[tuple[str, float | None]] = []
+    fake = SimpleNamespace(session_state={}, fragment=lambda fn: fn)
+    monkeypatch.setattr(pulse, "st", fake)
+    monkeypatch.setattr(pulse, "_fragment_id", lambda: "frag-1")
+    monkeypatch.setattr(pulse, "_timer", lambda fragment, every: timers.append((fragment, every)))
+
+    @pulse.following(1.5)
+    def view(fail: bool) -> None:
+        if fail:
+            raise RuntimeError("the database said something odd")
+
+    with pytest.raises(RuntimeError):
+        view(True)
+    assert timers == [("frag-1", 1.5)]  # it tries again on the timer, as before pulses
+    view(False)  # ends without watching (nothing to follow): no timer started
+    assert timers == [("frag-1", 1.5)]
+
+
+def _request(route: pulse.PulseRoute, path: str, method: str = "GET") -> list[dict]:
     sent: list[dict] = []
 
     async def receive() -> dict:
@@ -80,7 +133,7 @@ def _request(route: pulse.PulseRoute, path: str) -> list[dict]:
     async def send(message: dict) -> None:
         sent.append(message)
 
-    run_coroutine(route({"type": "http", "path": path, "method": "GET"}, receive, send))
+    run_coroutine(route({"type": "http", "path": path, "method": method}, receive, send))
     return sent
 
 
