@@ -4,7 +4,7 @@ import os
 import sys
 
 import pytest
-from db import db_url, postgres_url  # noqa: F401 (fixtures, for any test that asks for them)
+from db import db_url, postgres_url, restartable_postgres  # noqa: F401 (fixtures, for any test that asks for them)
 from hypothesis import settings
 
 from lnlab.classroom import store

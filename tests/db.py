@@ -56,12 +56,16 @@ class PostgresServer:
     """A throwaway cluster's server, which a test may stop and start again (same data, same
     port): a database restart in the middle of a class."""
 
-    def __init__(self, bindir: Path, prefix: list[str], folder: Path, settings: list[str]):
-        self.bindir, self.prefix, self.folder, self.settings = bindir, prefix, folder, settings
+    def __init__(self, bindir: Path, prefix: list[str], folder: Path, durable: bool) -> None:
+        self.bindir, self.prefix = bindir, prefix
         self.data = folder / "data"
         self.log = folder / "postgres.log"
-        port = next(s for s in settings if s.startswith("port=")).removeprefix("port=")
-        self.url = f"postgresql+psycopg://lnlab@127.0.0.1:{port}/postgres"
+        self.port = free_port()
+        self.url = f"postgresql+psycopg://lnlab@127.0.0.1:{self.port}/postgres"
+        self.settings = ["listen_addresses=127.0.0.1", "max_connections=300", f"port={self.port}"]
+        self.settings += [f"unix_socket_directories={folder}"]
+        if not durable:
+            self.settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
         self.process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -93,11 +97,7 @@ def postgres_server(*, durable: bool = False) -> Iterator[PostgresServer]:
     folder = Path(tempfile.mkdtemp(prefix="lnlab-pg-"))
     if user:
         shutil.chown(folder, user)
-    settings = ["listen_addresses=127.0.0.1", "max_connections=300", f"port={free_port()}"]
-    settings += [f"unix_socket_directories={folder}"]
-    if not durable:
-        settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
-    server = PostgresServer(bindir, prefix, folder, settings)
+    server = PostgresServer(bindir, prefix, folder, durable)
     try:
         initdb = [str(bindir / "initdb"), "-D", str(server.data), "-A", "trust", "-U", "lnlab"]
         initdb += ["-E", "UTF8", "--no-sync", "--no-instructions"]
@@ -157,16 +157,29 @@ def schema_url(url: str) -> str:
     return f"{url}?options=-csearch_path%3D{name}"
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A PostgreSQL cluster for the whole session; skipped only where it is not installed."""
+@contextmanager
+def _or_skip() -> Iterator[None]:
+    """Skip the test where PostgreSQL is not installed (or cannot run here); fail otherwise."""
     try:
-        with postgres_cluster() as url:
-            yield url
+        yield
     except (FileNotFoundError, RuntimeError) as error:
         if postgres_bin() is None or "no 'postgres' user" in str(error):
             pytest.skip(f"PostgreSQL tests skipped: {error}")
         raise
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL cluster for the whole session; skipped only where it is not installed."""
+    with _or_skip(), postgres_cluster() as url:
+        yield url
+
+
+@pytest.fixture
+def restartable_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL cluster of the test's own, which it may stop and start again."""
+    with _or_skip(), postgres_server() as server:
+        yield server
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

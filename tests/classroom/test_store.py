@@ -8,7 +8,6 @@ import math
 import multiprocessing
 import threading
 from collections import Counter
-from contextlib import ExitStack
 
 import db
 import pytest
@@ -874,25 +873,18 @@ def test_postgresql_dropping_its_connections_loses_nothing(postgres_url: str, cl
         store.close()
 
 
-def test_a_postgresql_restart_mid_class_loses_nothing(clock) -> None:
+def test_a_postgresql_restart_mid_class_loses_nothing(restartable_postgres, clock) -> None:
     """The database stops in the middle of a question and starts again: while it is down every
     call says so plainly (nothing stored, no host, port or path), and once it is back the class
     goes on with every answer it had; the answer refused meanwhile is given again."""
-    with ExitStack() as stack:
-        try:
-            server = stack.enter_context(db.postgres_server())
-        except (FileNotFoundError, RuntimeError) as error:
-            if db.postgres_bin() is None or "no 'postgres' user" in str(error):
-                pytest.skip(f"PostgreSQL tests skipped: {error}")
-            raise
-        store = ClassStore(server.url, clock=clock)
-        stack.callback(store.close)
+    server = restartable_postgres
+    store = ClassStore(server.url, clock=clock)
+    try:
         new = store.open_class()
         store.pose(new.code, new.teacher_secret, question())
         ann, bob = store.join(new.code), store.join(new.code)
         assert store.answer(new.code, ann, "q1", "5")
         server.stop()
-        port = server.url.rsplit(":", 1)[-1].split("/")[0]
         for call in (
             lambda: store.answer(new.code, bob, "q1", "4"),
             lambda: store.follow(new.code, bob),
@@ -902,10 +894,12 @@ def test_a_postgresql_restart_mid_class_loses_nothing(clock) -> None:
         ):
             with pytest.raises(StoreDown, match="not answering") as err:
                 call()
-            _no_details(str(err.value), port)
+            _no_details(str(err.value), str(server.port))
         server.start()
         assert store.my_answer(new.code, bob, "q1") is None  # told "not stored": it was not
         assert store.answer(new.code, bob, "q1", "4")
         tally = store.tally(new.code, new.teacher_secret, "q1")
         assert (tally.joined, tally.answered, tally.by_group["right"]) == (2, 2, 1)
         assert store.follow(new.code, ann).mine == "5"
+    finally:
+        store.close()
