@@ -69,7 +69,7 @@ QUESTION = LiveQuestion(
 )
 
 
-class Pulses:
+class PulseReads:
     """One device's keep-alive HTTP connection for pulses, as a browser keeps one."""
 
     def __init__(self, url: str) -> None:
@@ -106,7 +106,7 @@ class Device:
     first), and its runs' times."""
 
     session: Session
-    pulses: Pulses
+    pulses: PulseReads
     role: str  # "teacher" or "student"
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     shown: dict[str, float] = field(default_factory=dict)
@@ -206,7 +206,7 @@ async def open_device(
     ws = await stack.enter_async_context(stream(server.url, cookie=cookie, timeout_s=60))
     session = Session(ws, server.url + path)
     session.query_string = query
-    device = Device(session, Pulses(server.url), role)
+    device = Device(session, PulseReads(server.url), role)
     await device.run()
     return device
 

@@ -64,7 +64,7 @@ from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import Question
 from lnlab.ui import claims
 from lnlab.ui.assist import land, landing, say
-from lnlab.ui.pulse import STUDENT, TEACHER, UNKNOWN, following, watch
+from lnlab.ui.pulse import COUNTS, QUESTION, UNKNOWN, following, watch
 
 TEACHER_KEY = "live_teacher"
 STUDENT_KEY = "live_student"
@@ -163,7 +163,7 @@ def _watch(me: TeacherLink) -> None:
     """Every page of the teacher's follows the class: when another of their devices asks or
     reveals, the page runs again. After a server restart or a move to another process, its
     first tick runs the whole page (lnlab.ui.failover), which brings the teacher back."""
-    watch("teacher_page", me.code, ("qid", "revealed", "open"), PULSE_S, WATCH_S)
+    watch("teacher_page", me.code, QUESTION, PULSE_S)
     now = _where(me)
     if now is not None and now != st.session_state.get("_live_seen"):
         st.session_state["_live_seen"] = now
@@ -569,7 +569,7 @@ def _asked(me: TeacherLink, live: LiveQuestion) -> None:
 @following(TEACHER_POLL_S)
 def _count(me: TeacherLink, live: LiveQuestion) -> None:
     """ "12 of 30 answered" and Reveal; nothing that tells which option is right."""
-    watch("teacher_count", me.code, TEACHER, PULSE_S, TEACHER_POLL_S)
+    watch("teacher_count", me.code, COUNTS, PULSE_S)
     if st.session_state.pop("_live_changed", False):
         st.rerun(scope="app")  # the slide outside this fragment shows what changed
     store = default_store()
@@ -645,7 +645,7 @@ def _answers_dialog(live: LiveQuestion, tally: Tally) -> None:
 def class_question(me: TeacherLink) -> None:
     """The Class page's view of the question asked now: the count and Reveal, then, once
     revealed, the answers by group."""
-    watch("teacher_class", me.code, TEACHER, PULSE_S, TEACHER_POLL_S)
+    watch("teacher_class", me.code, COUNTS, PULSE_S)
     st.session_state.pop("_live_changed", None)  # this fragment shows the change itself
     st.session_state.pop("_live_show_answers", None)
     store = default_store()
@@ -836,7 +836,7 @@ def student_view() -> None:
     if me is None:
         return
     landing()
-    drew = partial(watch, "student", me.code, STUDENT, STUDENT_PULSE_S, STUDENT_POLL_S)
+    drew = partial(watch, "student", me.code, QUESTION, STUDENT_PULSE_S)
     try:
         now = default_store().follow(me.code, me.me)
     except StoreDown as err:

@@ -43,10 +43,11 @@ READERS = 8  # requests reading the database at once (Streamlit's thread pool ha
 _ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([^/?#]{{1,100}})")
 _WORKS = "_lnlab_pulse_works"  # True once this browser read a pulse; False once it said it cannot
 _WATCHED = "_lnlab_pulse_watched"  # the running fragment has drawn its pulse component
+_TIMER_S = "_lnlab_pulse_timer_s"  # the running fragment's timer, where pulses cannot be read
 
 UNKNOWN: Mapping[str, Any] = {}  # what a fragment drew when it could not read its class
-STUDENT = ("qid", "revealed", "open")  # what a student's device redraws for
-TEACHER = ("qid", "revealed", "answered", "joined", "open")  # the teacher's counts as well
+QUESTION = ("qid", "revealed", "open")  # the question asked now: what a student's view shows
+COUNTS = (*QUESTION, "answered", "joined")  # and its counts: what the teacher's count shows
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -214,7 +215,7 @@ def following(every_s: float) -> Callable[[F], F]:
         @functools.wraps(body)  # the fragment's identity stays the body's
         def guarded(*args: Any, **kwargs: Any) -> Any:
             ss = st.session_state
-            ss[_WATCHED] = False
+            ss[_WATCHED], ss[_TIMER_S] = False, every_s
             try:
                 return body(*args, **kwargs)
             except Exception:  # not Streamlit's rerun and stop, which are BaseExceptions
@@ -259,20 +260,19 @@ def watch(
     code: str,
     fields: Sequence[str],
     every_s: float,
-    timer_s: float,
     seen: Mapping[str, Any] | None = None,
 ) -> None:
     """Inside a `following` body, on every path through it: the component that reruns the
     fragment when one of `fields` of class `code`'s pulse differs from `seen`, what the
     fragment draws (asked every `every_s`). `seen` None: the pulse read now, before the
     fragment reads what it draws; UNKNOWN: the fragment could not read it (the next read
-    reruns it, at most every few seconds). The fragment's timer (every `timer_s`) is stopped
+    reruns it, at most every few seconds). The fragment's timer (`following`'s) is stopped
     while the browser reads pulses and runs otherwise: every run says so for itself, for the
     same fragment, so nothing is redrawn when the browser's word changes."""
     ss = st.session_state
     ss[_WATCHED] = True
     if (fragment := _fragment_id()) is not None:
-        _timer(fragment, None if works() else timer_s)  # both messages: no-ops when repeated
+        _timer(fragment, None if works() else ss[_TIMER_S])  # both: no-ops when repeated
     if seen is None:
         try:
             seen = asdict(default_store().pulse(code))
