@@ -3,7 +3,9 @@
 The sentences, the preset, the embedding grid, ε and β are the page's inputs; the lesson
 (lnlab.labs.padding.lesson) is drawn one section at a time by ui.lesson_view, with the widgets of
 its sections (the statistic to outline, the calculator, who else, the training steps) inside
-them. The math is lnlab.labs.padding.batch; the page's state lives in the URL (links.FIELDS below).
+them; its first two sections (the batch, the statistic picked) are drawn and answered in the
+browser (lnlab.labs.padding.live). The math is lnlab.labs.padding.batch; the page's state
+lives in the URL (links.FIELDS below).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import export as pex
 from lnlab.labs.padding import lesson as slides
 from lnlab.labs.padding import links, state
+from lnlab.labs.padding import live as in_page
 from lnlab.teach.presets import BATCH_PRESETS, PADDING_COUNT, batch_preset
 
 PAGE = "padding"
@@ -211,6 +214,11 @@ def _steps_control() -> None:
     st.number_input("Training steps", 1, pad.MAX_STEPS, step=1, key="pad_steps", persist_state=KEEP)
 
 
+def _browser_data() -> dict:
+    inputs, view = _state()
+    return in_page.browser_data(_lab(inputs), view, _slides(inputs, view))
+
+
 def _exports() -> None:
     """CSV, JSON and a PyTorch script of the numbers (files built only when clicked)."""
     ui.exports(pex.exports(_lab(_state()[0]), ss.pad_preset))
@@ -247,4 +255,10 @@ ui.lesson_view(
     },
     quiz_key="pad_quiz",
     after=_exports,
+    live=ui.LiveSections(  # the batch and the picked statistic, drawn in the browser
+        "padding",
+        in_page.SECTIONS,
+        _browser_data,
+        lambda changes: in_page.apply_changes(ss, changes),
+    ),
 )

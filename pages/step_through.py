@@ -232,6 +232,7 @@ ui.lesson_view(
     quiz_key="st_quiz",
     after=_exports_section,
     live=ui.LiveSections(  # the five steps, computed and drawn in the browser
+        "step_through",
         live.SECTIONS,
         lambda: live.browser_data(_lesson(ss.st_inputs)),
         lambda changes: live.apply_changes(ss, changes),

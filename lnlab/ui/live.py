@@ -2,12 +2,14 @@
 JavaScript computes them in the page (Streamlit components v2: no iframe, the page's own DOM).
 
 Python sends the inputs, its own numbers and the lesson's words (`LiveSections.data`); the
-browser (static/lnlab/step_through.mjs) draws the sections and answers Previous/Next, the keys,
-sliders and edits within a frame, with no round trip. What the user changed comes back once
-they let go, as the component's state "lesson": `{rev, step?, all?, <input>?...}`. Here `rev`
-is checked (newer than the last applied), `step` and `all` go to the lesson's own keys, and the
-inputs to `LiveSections.apply`, which checks them like anything else sent over the websocket.
-Python echoes the last applied `rev`, so the browser knows which of its values Python has.
+browser (the lesson's module, `LiveSections.module`: static/lnlab/step_through.mjs or
+padding.mjs, on static/lnlab/live_lesson.mjs) draws the sections and answers Previous/Next, the
+keys, sliders, picks and edits within a frame, with no round trip. What the user changed comes
+back once they let go, as the component's state "lesson": `{rev, step?, all?, <input>?...}`.
+Here `rev` is checked (newer than the last applied), `step` and `all` go to the lesson's own
+keys, and the inputs to `LiveSections.apply`, which checks them like anything else sent over the
+websocket. Python echoes the last applied `rev`, so the browser knows which of its values Python
+has.
 
 The browser's lesson replaces today's only once it has shown that it works in this session:
 until then both are drawn, today's in a container the browser hides when it is ready, and its
@@ -35,7 +37,7 @@ from lnlab.ui.served import STATIC, static_base
 
 KEY = "lnlab_live"  # the component's key: its state is session_state[KEY]
 FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the browser's works
-_WORKS = "_lnlab_live_works"  # None: not known yet; True: the browser drew it; False: it failed
+_WORKS = "_lnlab_live_works_"  # + module: None, not known yet; True, it drew; False, it failed
 _REV = "_lnlab_live_rev"  # the last revision of the browser's state applied
 _ERROR = "_lnlab_live_error"
 _SESSION = "_lnlab_live_session"
@@ -44,7 +46,7 @@ _STATUS_FAILED = "failed"
 # The component's own script: it loads the lesson's modules and KaTeX from the app's static
 # files once per page, and tells Python if anything fails.
 LOADER = """
-let loading = null;
+const loading = new Map(); // module -> its promise: a page's lessons load once per page
 
 function katexStyles(base) {
   return new Promise((loaded, failed) => {
@@ -59,27 +61,28 @@ function katexStyles(base) {
   });
 }
 
-function load(base) {
+function load(base, module) {
   const katex = Promise.all([import(base + "katex/katex.min.js"), katexStyles(base)]);
-  return Promise.all([import(base + "lnlab/step_through.mjs"), katex.then(() => self.katex)]);
+  return Promise.all([import(`${base}lnlab/${module}.mjs`), katex.then(() => self.katex)]);
 }
 
 export default async function (component) {
+  const module = component.data.module;
   try {
     const base = new URL(component.data.base, window.location.origin).href;
-    loading ??= load(base);
-    const [lesson, katex] = await loading;
+    if (!loading.has(module)) loading.set(module, load(base, module));
+    const [lesson, katex] = await loading.get(module);
     return lesson.mount(component, katex);
   } catch (err) {
-    loading = null;
+    loading.delete(module);
     component.setStateValue("status", "failed: " + ((err && err.message) || err));
   }
 }
 """
 
 _component = st.components.v2.component(
-    "lnlab.live_steps",
-    css=(STATIC / "lnlab" / "step_through.css").read_text(encoding="utf-8"),
+    "lnlab.live_lesson",
+    css=(STATIC / "lnlab" / "live_lesson.css").read_text(encoding="utf-8"),
     js=LOADER,
     isolate_styles=False,  # KaTeX's stylesheet and the app's table styles apply as elsewhere
 )
@@ -89,12 +92,15 @@ _component = st.components.v2.component(
 class LiveSections:
     """A lesson's sections 0..count-1, drawn and computed in the browser.
 
-    `data()` gives what the browser needs besides the lesson's navigation: the inputs, Python's
-    numbers for them and the words (lnlab.labs.step_through.live.browser_data). `apply(changes)`
-    applies the inputs the browser sent (validated there, InputError if wrong) and says whether
-    any changed, so the page reruns to show them in its boxes.
+    `module` is the lesson's JavaScript (static/lnlab/<module>.mjs). `data()` gives what the
+    browser needs besides the lesson's navigation: the inputs, Python's numbers for them and
+    the words (lnlab.labs.step_through.live.browser_data, lnlab.labs.padding.live's).
+    `apply(changes)` applies the inputs the browser sent (validated there, InputError if
+    wrong) and says whether any of the page's boxes above the lesson must show a new value
+    (then the whole page reruns, not the lesson's fragment alone).
     """
 
+    module: str
     count: int
     data: Callable[[], dict[str, Any]]
     apply: Callable[[Mapping[str, Any]], bool]
@@ -107,15 +113,16 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
     first visit Plotly's loading for nothing). False: it failed; today's lesson is drawn alone.
     """
     ss = st.session_state
-    works = ss.get(_WORKS)
+    works = ss.get(_WORKS + live.module)
     if works is False:
-        why = ss.get(f"{_WORKS}_why", "")
+        why = ss.get(f"{_WORKS}{live.module}_why", "")
         st.caption(f"This lesson is computed on the server: your browser could not run it ({why}).")
         return False
     if ss.get(_ERROR):
         st.error(ss.pop(_ERROR), icon=":material/error:")
     data = {
         **live.data(),
+        "module": live.module,
         "rev": ss.get(_REV, 0),
         "session": ss.setdefault(_SESSION, secrets.token_hex(8)),  # a new one: revisions restart
         "step": at,
@@ -129,7 +136,7 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
         key=KEY,
         data=data,
         on_lesson_change=partial(_sent, live, page, slide_key, len(lesson.sections)),
-        on_status_change=_status,
+        on_status_change=partial(_status, live.module),
     )
     return works
 
@@ -140,13 +147,14 @@ def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on:
     return at < live.count and not (show_all or quiz or class_on)
 
 
-def _status() -> None:
+def _status(module: str) -> None:
     status = str(st.session_state[KEY].get("status") or "")
     if status == "ready":
-        st.session_state[_WORKS] = True
+        st.session_state[_WORKS + module] = True
     elif status.startswith(_STATUS_FAILED):
-        st.session_state[_WORKS] = False
-        st.session_state[f"{_WORKS}_why"] = status.removeprefix(f"{_STATUS_FAILED}: ")[:200]
+        st.session_state[_WORKS + module] = False
+        why = status.removeprefix(f"{_STATUS_FAILED}: ")[:200]
+        st.session_state[f"{_WORKS}{module}_why"] = why
 
 
 def _sent(live: LiveSections, page: str, slide_key: str, count: int) -> None:

@@ -44,6 +44,9 @@ PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
 PLOTLY_SVG = ".main-svg"
 SIDEBAR = '[data-testid="stSidebar"]'
 MAIN = '[data-testid="stMain"]'
+LIVE = ".lnlab-live"  # a lesson drawn in the page (lnlab.ui.live)
+LIVE_FALLBACK = ".st-key-lnlab_live_fallback"  # Python's lesson, under it until it draws
+LIVE_HEADING = f"{LIVE} .lnlab-live-title"
 TITLE = f"{MAIN} h1"
 QUESTION = '[class*="st-key-question_"]'  # a question to answer before the result (ui.quiz)
 

@@ -11,6 +11,7 @@ from lnlab.teach.steps import STEPS
 
 from .conftest import (
     APP_PAGES,
+    LIVE,
     MAIN,
     StreamlitServer,
     assert_no_problems,
@@ -23,7 +24,6 @@ pytestmark = pytest.mark.browser
 STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
 PADDING = next(p for p in APP_PAGES if p.name == "padding")
 STEP_TITLES = tuple(s.title for s in STEPS)
-LIVE = ".lnlab-live"  # the five steps, drawn in the page (lnlab.ui.live)
 
 
 def _open(page: Page, server: StreamlitServer, url: str) -> None:

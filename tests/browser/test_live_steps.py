@@ -23,6 +23,9 @@ from lnlab.teach.steps import STEPS
 
 from .conftest import (
     APP_PAGES,
+    LIVE,
+    LIVE_FALLBACK,
+    LIVE_HEADING,
     MAIN,
     StreamlitServer,
     assert_no_problems,
@@ -34,9 +37,6 @@ from .conftest import (
 pytestmark = pytest.mark.browser
 
 STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
-LIVE = ".lnlab-live"
-FALLBACK = ".st-key-lnlab_live_fallback"
-HEADING = f"{LIVE} .lnlab-live-title"
 WORKED = f"{LIVE} .lnlab-live-text .lnlab-formula:nth-of-type(2) annotation"
 SLIDERS = f"{LIVE} .lnlab-live-slider input"
 CELLS = f"{LIVE} .lnlab-live-table tbody tr"
@@ -67,7 +67,7 @@ def _open(page: Page, server: StreamlitServer, query: str = "") -> None:
     page.goto(server.page_url(STEP_THROUGH) + query)
     wait_for_app(page)
     expect(page.locator(LIVE)).to_be_visible()
-    expect(page.locator(FALLBACK)).to_have_count(0)
+    expect(page.locator(LIVE_FALLBACK)).to_have_count(0)
     wait_for_app(page)
     assert_no_problems(page)
 
@@ -92,7 +92,7 @@ def _shown_numbers(page: Page) -> list[str]:
 
 def _check_step(page: Page, case: tuple, k: int) -> None:
     want = _expected(case, k)
-    expect(page.locator(HEADING)).to_have_text(f"{k + 1}. {STEPS[k].title}")
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"{k + 1}. {STEPS[k].title}")
     expect(page.locator(WORKED)).to_have_text(want["latex"])
     assert _shown_numbers(page) == want["numbers"]
 
@@ -110,7 +110,8 @@ def test_each_step_shows_lnlabs_numbers_with_no_round_trip(
     _open(page, streamlit_server, query)
     _check_step(page, case, 0)
     for k in range(1, len(STEPS)):
-        heading, runs = page.evaluate(CLICK_AND_READ_JS, [f'{LIVE} button[data-go="1"]', HEADING])
+        next_button = f'{LIVE} button[data-go="1"]'
+        heading, runs = page.evaluate(CLICK_AND_READ_JS, [next_button, LIVE_HEADING])
         assert (heading, runs) == (f"{k + 1}. {STEPS[k].title}", 0)
         _check_step(page, case, k)
     table = page.locator(CELLS)
@@ -127,7 +128,7 @@ def test_keys_move_the_steps_and_stop_there(steps: Page):
     page.evaluate("document.activeElement && document.activeElement.blur()")  # no text box
     for key, k in (("ArrowRight", 2), ("PageDown", 3), ("PageUp", 2), ("ArrowLeft", 1)):
         page.keyboard.press(key)
-        expect(page.locator(HEADING)).to_have_text(f"{k}. {STEPS[k - 1].title}")
+        expect(page.locator(LIVE_HEADING)).to_have_text(f"{k}. {STEPS[k - 1].title}")
     # the page's own listeners (Streamlit's Previous/Next shortcuts) never see them
     reached = page.evaluate("""() => {
         let seen = 0;
@@ -143,14 +144,14 @@ def test_keys_move_the_steps_and_stop_there(steps: Page):
     box = page.locator(".st-key-st_labels textarea")  # in a text box the keys stay there
     box.focus()
     page.keyboard.press("ArrowRight")
-    expect(page.locator(HEADING)).to_have_text(f"1. {STEPS[0].title}")
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"1. {STEPS[0].title}")
 
 
 def test_a_dragged_slider_moves_the_numbers_and_reaches_the_link_on_release(steps: Page):
     page = steps
     for _ in range(4):
         page.locator(f'{LIVE} button[data-go="1"]').click()
-    expect(page.locator(HEADING)).to_have_text(f"5. {STEPS[4].title}")
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"5. {STEPS[4].title}")
     expect(page).to_have_url(re.compile(r"[?&]step=5(&|$)"))
     wait_for_app(page)
     slider = page.locator(SLIDERS).nth(1)  # gamma
@@ -174,7 +175,7 @@ def test_a_dragged_slider_moves_the_numbers_and_reaches_the_link_on_release(step
     expect(page).to_have_url(re.compile(rf"[?&]gamma={re.escape(gamma_text)}(&|$)"))
     expect(page.locator(".st-key-st_gamma input")).to_have_value(gamma_text)
     expect(page.locator(f"{LIVE} [aria-live]")).to_contain_text(f"γ = {gamma_text}")
-    expect(page.locator(HEADING)).to_have_text(f"5. {STEPS[4].title}")  # no snap back
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"5. {STEPS[4].title}")  # no snap back
     assert_no_problems(page)
 
 
@@ -205,7 +206,7 @@ def test_leaving_the_five_steps_goes_to_pythons_sections_and_back(steps: Page):
     expect(page.locator(LIVE)).to_have_count(0)
     with expect_rerun(page):
         page.locator(".st-key-step_through_prev button").click()
-    expect(page.locator(HEADING)).to_have_text(f"5. {STEPS[4].title}")
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"5. {STEPS[4].title}")
 
 
 def test_show_every_section_hands_the_lesson_to_python(steps: Page):
@@ -270,13 +271,13 @@ def test_until_the_browsers_lesson_loads_todays_lesson_works(
     page.route("**/app/static/lnlab/step_through.mjs", hold)
     page.goto(streamlit_server.page_url(STEP_THROUGH))
     wait_for_app(page)
-    expect(page.locator(FALLBACK)).to_be_visible()
+    expect(page.locator(LIVE_FALLBACK)).to_be_visible()
     with expect_rerun(page):
         page.locator(".st-key-step_through_next button").click()
-    expect(page.locator(FALLBACK)).to_contain_text("2. Variance")
+    expect(page.locator(LIVE_FALLBACK)).to_contain_text("2. Variance")
     for route in held:
         route.continue_()
     page.unroute("**/app/static/lnlab/step_through.mjs")
-    expect(page.locator(HEADING)).to_have_text(f"2. {STEPS[1].title}")
-    expect(page.locator(FALLBACK)).to_have_count(0)
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"2. {STEPS[1].title}")
+    expect(page.locator(LIVE_FALLBACK)).to_have_count(0)
     assert_no_problems(page)

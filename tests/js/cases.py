@@ -14,6 +14,10 @@
   up to rounding, signs, NaN and infinities, and random values of every size.
 - ``steps.json``: for 2,000 tokens, numpy's trace numbers and the five formulas
   lnlab.teach.steps.written_steps writes with them, and the step-through's summary line.
+- ``padding.json``: for 200 random padded batches, each batch's rows (PAD or not, values) as
+  lnlab.labs.padding.live sends them, and for every statistic one can pick (each feature naive
+  and masked, each token row) Python's mean and variance and the three formulas
+  lnlab.labs.padding.lesson.statistic_latex writes with them.
 """
 
 from __future__ import annotations
@@ -28,12 +32,16 @@ import numpy as np
 
 from lnlab.core.norms import layer_norm_trace
 from lnlab.core.numbers import fmt
+from lnlab.labs.padding import batch as pad
+from lnlab.labs.padding import live as padding_live
+from lnlab.labs.padding.lesson import statistic_latex
 from lnlab.labs.step_through.token import token_lesson, token_summary
 from lnlab.teach.steps import written_steps
 
 SEED = 20261126
 TOKENS = 100_000
 STEP_TOKENS = 2_000
+PADDING_BATCHES = 200
 EPS_CHOICES = (0.0, 1e-5, 1e-12, 1e-3, 0.1, 1.0)
 
 
@@ -189,6 +197,37 @@ def _written(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> 
     ]
 
 
+def padding_cases(rng: np.random.Generator) -> list[dict]:
+    """Random padded batches (1-8 sentences of 1-16 words, embeddings of every size a user can
+    type), each with every statistic one can pick and the formulas Python writes for it."""
+    cases = []
+    words = [f"w{k}" for k in range(40)]
+    for _ in range(PADDING_BATCHES):
+        sentences = tuple(
+            tuple(rng.choice(words, size=int(rng.integers(1, pad.MAX_WORDS + 1))).tolist())
+            for _ in range(int(rng.integers(1, pad.MAX_SENTENCES + 1)))
+        )
+        used = sorted({w for s in sentences for w in s})
+        values = _values(rng, len(used), pad.DIM)
+        values = np.clip(values, -pad.MAX_ABS_VALUE, pad.MAX_ABS_VALUE)
+        overrides = tuple(
+            (w, tuple(float(v) for v in row)) for w, row in zip(used, values, strict=True)
+        )
+        lab = pad.padding_lab(sentences, "hi-nitish", overrides)
+        stats = padding_live.statistics(lab)
+        picks = []
+        for pick, listed in stats.items():
+            for index, s in enumerate(listed):
+                latex = statistic_latex(lab, pick, index)
+                picks.append({"pick": pick, "index": index, **s, "latex": list(latex)})
+        rows = [
+            {"pad": not real, "values": row}
+            for real, row in zip(lab.real.tolist(), lab.tokens.tolist(), strict=True)
+        ]
+        cases.append({"rows": rows, "features": list(pad.FEATURES), "picks": picks})
+    return cases
+
+
 def _json(value: object) -> str:
     """JSON that JavaScript's JSON.parse reads: NaN and the infinities as {"float": "nan"},
     {"float": "inf"} and {"float": "-inf"} (tests/js/cases.mjs turns them back into numbers)."""
@@ -214,7 +253,10 @@ def write(out: Path) -> dict:
     (out / "numbers.json").write_text(_json(numbers), encoding="utf-8")
     steps = step_cases(rng)
     (out / "steps.json").write_text(_json(steps), encoding="utf-8")
-    counts = {"tokens": tokens, "numbers": len(numbers), "steps": len(steps)}
+    padding = padding_cases(rng)
+    (out / "padding.json").write_text(_json(padding), encoding="utf-8")
+    picks = sum(len(c["picks"]) for c in padding)
+    counts = {"tokens": tokens, "numbers": len(numbers), "steps": len(steps), "picks": picks}
     (out / "counts.json").write_text(json.dumps(counts), encoding="utf-8")
     return counts
 

@@ -2,7 +2,8 @@
 // how a typed number is read, and the epsilon slider's stops.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { EPS_CHOICES, merge, parseNumber } from "../../static/lnlab/step_through.mjs";
+import { merge } from "../../static/lnlab/live_lesson.mjs";
+import { EPS_CHOICES, parseNumber } from "../../static/lnlab/step_through.mjs";
 
 const server = { step: 0, eps: 1e-5, gamma: [1, 1], beta: [0, 0], x: [2, 4] };
 const untouched = { step: 0, eps: 0, gamma: 0, beta: 0, x: 0 };

@@ -7,7 +7,7 @@ import pytest
 from lnlab.core.errors import InputError
 from lnlab.ui import live, served
 
-STEPS = live.LiveSections(5, dict, lambda changes: False)
+STEPS = live.LiveSections("step_through", 5, dict, lambda changes: False)
 
 
 def test_the_browser_draws_its_sections_alone_unless_a_question_or_a_class_needs_python():

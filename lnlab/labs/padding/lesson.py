@@ -260,16 +260,24 @@ def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, st
     )
 
 
+# The picked statistic's cells in words ("column f2, PAD rows included"), filled with the
+# token's number or the feature's name; the browser's lesson fills the same (live.py).
+PICKED = {
+    pad.PICK_TOKEN: "the row of token {token}",
+    pad.PICK_NAIVE: "column {feature}, PAD rows included",
+    pad.PICK_MASKED: "column {feature}, real tokens only",
+}
+CELLS_LABEL = "The cells that feed the statistic"
+CELLS_CAPTION = "The {count} outlined cells feed the picked statistic; PAD rows greyed."
+CELLS_SUMMARY = (
+    "{count} cells are outlined ({picked}): their mean is {mean} and their variance {var}."
+)
+
+
 def _picked(view: View) -> str:
-    """The picked statistic's cells in words: "column f2, PAD rows included"."""
     if view.pick == pad.PICK_TOKEN:
-        return f"the row of token {view.index + 1}"
-    column = f"column {FEATURES[view.index]}"
-    return (
-        f"{column}, real tokens only"
-        if view.pick == pad.PICK_MASKED
-        else f"{column}, PAD rows included"
-    )
+        return PICKED[view.pick].format(token=view.index + 1)
+    return PICKED[view.pick].format(feature=FEATURES[view.index])
 
 
 def _output_figure(
@@ -298,11 +306,14 @@ def _cells(lab: pad.PaddingLab, view: View) -> Section:
         figure=Figure(
             lambda: plots.batch_figure(lab, cells, "The stacked batch: tokens x features"),
             "pad-batch",
-            f"The {int(cells.sum())} outlined cells feed the picked statistic; PAD rows greyed.",
-            label="The cells that feed the statistic",
-            summary=f"{int(cells.sum())} cells are outlined ({_picked(view)}): their mean is "
-            f"{fmt(float(lab.tokens[cells].mean()))} and their variance "
-            f"{fmt(float(lab.tokens[cells].var()))}.",
+            CELLS_CAPTION.format(count=int(cells.sum())),
+            label=CELLS_LABEL,
+            summary=CELLS_SUMMARY.format(
+                count=int(cells.sum()),
+                picked=_picked(view),
+                mean=fmt(float(lab.tokens[cells].mean())),
+                var=fmt(float(lab.tokens[cells].var())),
+            ),
         ),
     )
 

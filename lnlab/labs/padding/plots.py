@@ -9,8 +9,17 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from lnlab.core.numbers import fmt
 from lnlab.labs.padding.batch import FEATURES, PaddingLab, Running, padded_moments
-from lnlab.teach.figures import OKABE_ITO, axis_name, figure, heatmap, panel_title
+from lnlab.teach.figures import (
+    OKABE_ITO,
+    axis_name,
+    cell_colours,
+    figure,
+    heatmap,
+    ink_on,
+    panel_title,
+)
 
 PAD_FILL = "#7F7F7F"  # grey wash over PAD rows, on top of the colours
 ROW_HEIGHT = 26  # pixels per token row of a heatmap
@@ -54,6 +63,28 @@ def _batch_heatmap(
         shapes=_pad_washes(lab.real),
         height=120 + ROW_HEIGHT * lab.real.size,
     )
+
+
+def batch_cells(lab: PaddingLab) -> list[list[dict[str, str]]]:
+    """The batch heatmap's cells as batch_figure draws them, row by row: each one's colour
+    (PAD rows washed grey), the ink of its number (black or white, whichever contrasts more)
+    and the number as shown. For the page's own drawing of the batch (lnlab.labs.padding.live).
+    """
+    z = lab.tokens
+    bound = float(np.max(np.abs(z))) or 1.0
+    fill = cell_colours(z, bound, _pad_washes(lab.real))
+    ink = ink_on(fill)
+    return [
+        [
+            {
+                "fill": "#{:02x}{:02x}{:02x}".format(*np.rint(fill[i, j]).astype(int)),
+                "ink": str(ink[i, j]),
+                "text": fmt(float(z[i, j]), bound),
+            }
+            for j in range(z.shape[1])
+        ]
+        for i in range(z.shape[0])
+    ]
 
 
 def batch_figure(lab: PaddingLab, highlight: np.ndarray, title: str) -> go.Figure:

@@ -1,0 +1,422 @@
+// What every lesson drawn in the page shares (lnlab.ui.live mounts one): the navigation
+// (Previous/Next, the section chooser, "Show every section", the arrow and page keys), the
+// section's heading, callout and explanation, the revisions that keep the page and Python in
+// step, hiding Python's own lesson once this one draws, KaTeX, and the polite live region.
+// A lesson (step_through.mjs, padding.mjs) subclasses LiveLesson and draws its own numbers.
+//
+// Every change carries a revision number; Python echoes the last one it applied. A value changed
+// here since that echo is kept, so an echo from the server never snaps back a slider being dragged.
+
+const SEND_STEP_AFTER_MS = 400; // a pause after the last Next or key press
+const ANNOUNCE_AFTER_MS = 300;
+const EDITABLE = [
+  "input",
+  "textarea",
+  "select",
+  "[contenteditable='']",
+  "[contenteditable='true']",
+  ...["slider", "spinbutton", "listbox", "combobox", "radiogroup", "radio", "grid", "menu"].map(
+    (role) => `[role='${role}']`,
+  ),
+].join(",");
+const FALLBACK_STYLE = "lnlab-live-hides-fallback";
+const KEPT_FORMULAS = 64; // drawn formulas kept, so stepping back and forth draws none again
+let made = 0; // lessons mounted on this page, for unique ids
+
+const lessons = new WeakMap();
+
+/**
+ * The `mount` of a lesson class: draw (or update) the lesson in the component's element and
+ * return its clean-up. Streamlit calls it again with every new `data`, and may call an older
+ * call's clean-up while the element is still on the page (when data changed before that call
+ * finished): the lesson is taken down only once its element has left the page.
+ */
+export function mounter(Lesson) {
+  return (component, katex) => {
+    const host = component.parentElement;
+    let lesson = lessons.get(host);
+    if (!lesson) {
+      lesson = new Lesson(host, katex, component.setStateValue);
+      lessons.set(host, lesson);
+    }
+    lesson.receive(component.data);
+    return lesson.stop;
+  };
+}
+
+/**
+ * What to show when Python's values arrive: each value changed here after the last revision
+ * Python applied (`fieldRev[f] > ack`) stays as it is here; the others are Python's. So an echo
+ * of an older state never snaps back a slider that is being dragged.
+ */
+export function merge(local, server, fieldRev, ack) {
+  const out = {};
+  for (const f of Object.keys(server)) {
+    out[f] = local !== null && fieldRev[f] > ack ? local[f] : server[f];
+  }
+  return out;
+}
+
+export function fromJson(v) {
+  return typeof v === "string" ? Number(v) : v; // Python sends NaN and ±inf as text
+}
+
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  e.append(...children);
+  return e;
+}
+
+export function escapeHtml(text) {
+  const entities = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  return text.replace(/[&<>"']/g, (c) => entities[c]);
+}
+
+function isEditable(target) {
+  return target instanceof Element && target.closest(EDITABLE) !== null;
+}
+
+function isMath(part) {
+  return part.length > 1 && part.startsWith("$") && part.endsWith("$");
+}
+
+/**
+ * A lesson's sections 0..n-1 drawn in the page. `fields` are the values kept in step with
+ * Python, "step" first. A subclass gives:
+ * - `valuesOf(data)`: Python's values of the fields;
+ * - `buildLesson()`: its own elements, put into `this.controls`, `this.text`, `this.figure`
+ *   and `this.after`; `received(data, reshaped)`: anything to redo when Python's data arrive;
+ * - `draw()`: the numbers of the section `this.local.step` with the values `this.local`;
+ * - `announcement(name)`: the sentence said once the user lets go of `name`.
+ */
+export class LiveLesson {
+  constructor(host, katex, send, fields) {
+    this.host = host;
+    this.katex = katex;
+    this.sendState = send;
+    this.fields = fields;
+    this.id = `lnlab-live-${++made}`;
+    this.rev = null; // the last revision made here (Python echoes the last it applied)
+    this.sent = 0; // the last revision sent
+    this.fieldRev = Object.fromEntries(fields.map((f) => [f, 0]));
+    this.local = null;
+    this.data = null;
+    this.timers = {};
+    this.formulas = new Map(); // LaTeX (or a section's words) -> its drawn element, latest last
+    this.build();
+    this.buildLesson();
+    this.onKey = (e) => this.key(e);
+    window.addEventListener("keydown", this.onKey, true);
+    this.figureWidth = 0; // from the observer: reading it while drawing would force a layout
+    this.resize = new ResizeObserver(([entry]) => {
+      const width = Math.round(entry.contentRect.width);
+      if (width === this.figureWidth) return;
+      this.figureWidth = width;
+      if (this.data) this.drawFigure();
+    });
+    this.resize.observe(this.figure);
+    this.stop = () => {
+      if (!this.host.isConnected) this.destroy(); // still shown: a newer mount() has it
+    };
+  }
+
+  // ------------------------------------------------------------------ what a lesson gives
+
+  valuesOf(data) {
+    return { step: data.step };
+  }
+
+  /** Whether Python's values have another shape than the ones shown (a token more or less). */
+  reshaped(_local, _server) {
+    return false;
+  }
+
+  buildLesson() {}
+
+  received(_data, _reshaped) {}
+
+  draw() {}
+
+  drawFigure() {}
+
+  announcement(_name) {
+    return "";
+  }
+
+  // ------------------------------------------------------------------ data from Python
+
+  receive(data) {
+    const server = this.valuesOf(data);
+    const fresh = this.data === null || this.data.session !== data.session; // a new server session
+    const reshaped = this.local !== null && this.reshaped(this.local, server);
+    if (fresh || reshaped) {
+      this.rev = Math.max(this.rev ?? 0, data.rev);
+      this.sent = fresh ? data.rev : this.sent;
+      for (const f of this.fields) this.fieldRev[f] = 0;
+    }
+    this.data = data;
+    this.local = merge(this.local, server, this.fieldRev, data.rev);
+    this.received(data, reshaped);
+    this.shownStep = null; // draw everything: the words and presenter mode may have changed
+    this.layout();
+    this.render();
+    this.show();
+    this.markSynced();
+  }
+
+  /** Whether a value other than the step changed here has not reached Python yet. */
+  pending() {
+    return this.fields.some((f) => f !== "step" && this.fieldRev[f] > this.data.rev);
+  }
+
+  /** data-synced="true" once Python has applied everything changed here (tests, bench). */
+  markSynced() {
+    this.root.dataset.synced = String(this.fields.every((f) => this.fieldRev[f] <= this.data.rev));
+  }
+
+  // ------------------------------------------------------------------ the page's structure
+
+  build() {
+    const id = this.id;
+    this.root = el("div", { class: "lnlab-live", hidden: "" });
+    this.prev = el("button", { type: "button", class: "lnlab-live-button", "data-go": "-1" });
+    this.prev.append(el("span", { "aria-hidden": "true", text: "← " }), "Previous");
+    this.next = el("button", { type: "button", class: "lnlab-live-button", "data-go": "1" });
+    this.next.append("Next", el("span", { "aria-hidden": "true", text: " →" }));
+    this.chooser = el("select", { class: "lnlab-live-chooser", "aria-label": "Section" });
+    this.allSwitch = el("input", { type: "checkbox", role: "switch", id: `${id}-all` });
+    this.allLabel = el("label", { class: "lnlab-live-switch", for: `${id}-all` });
+    this.allLabel.append(this.allSwitch, " Show every section");
+    this.slideLabel = el("p", { class: "lnlab-live-slide" });
+    this.nav = el("div", { class: "lnlab-live-nav", role: "group", "aria-label": "Lesson" });
+    this.nav.append(this.prev, this.next, this.chooser, this.allLabel, this.slideLabel);
+    this.context = el("p", { class: "lnlab-live-context" });
+    this.controls = el("div", { class: "lnlab-live-controls", role: "group" });
+    this.heading = el("h2", { id: `${id}-title`, class: "lnlab-live-title" });
+    this.callout = el("div", { class: "lnlab-live-callout", role: "note", hidden: "" });
+    this.explanation = el("p", { class: "lnlab-live-explanation" });
+    this.formula = el("p");
+    this.text = el(
+      "div",
+      { class: "lnlab-live-text" },
+      this.explanation,
+      el("div", { class: "lnlab-formula" }, this.formula),
+    );
+    this.svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    this.svg.setAttribute("role", "img");
+    this.svg.setAttribute("aria-labelledby", `${id}-caption`);
+    this.caption = el("figcaption", { id: `${id}-caption` });
+    this.figure = el("figure", { class: "lnlab-live-figure" }, this.svg, this.caption);
+    this.section = el(
+      "section",
+      { class: "lnlab-live-section", "aria-labelledby": `${id}-title` },
+      this.heading,
+      this.callout,
+      el("div", { class: "lnlab-live-columns" }, this.text, this.figure),
+    );
+    this.after = el("div", { class: "lnlab-live-after" });
+    this.live = el("p", { class: "lnlab-sr-only", "aria-live": "polite", role: "status" });
+    this.root.append(this.nav, this.context, this.controls, this.section, this.after, this.live);
+    this.host.append(this.root);
+
+    this.nav.addEventListener("click", (e) => {
+      const button = e.target.closest("button[data-go]");
+      if (button) this.go(Number(button.dataset.go), e);
+    });
+    this.chooser.addEventListener("change", () => this.goTo(Number(this.chooser.value)));
+    this.allSwitch.addEventListener("change", () => {
+      if (this.allSwitch.checked) this.flush({ all: true });
+    });
+  }
+
+  /** Mode-dependent structure: slides have no chooser or switch. */
+  layout() {
+    const slide = this.onSlide();
+    this.root.classList.toggle("lnlab-live-on-slide", slide);
+    this.chooser.hidden = slide;
+    this.allLabel.hidden = slide;
+    this.slideLabel.hidden = !slide;
+    const titles = this.data.sections;
+    if (this.chooser.options.length !== titles.length) {
+      const option = (title, k) => el("option", { value: String(k), text: `${k + 1}. ${title}` });
+      this.chooser.replaceChildren(...titles.map(option));
+    }
+  }
+
+  onSlide() {
+    return Boolean(this.data.presenting);
+  }
+
+  /** Show the lesson once it can draw. While Python still draws today's lesson under it
+   * (it has not heard that this one works in this session), hide that and tell Python. */
+  show() {
+    this.root.hidden = false;
+    if (!this.data.fallback) return;
+    if (!document.getElementById(FALLBACK_STYLE)) {
+      const style = el("style", { id: FALLBACK_STYLE });
+      style.textContent = `.st-key-${this.data.fallback} { display: none !important; }`;
+      document.head.append(style);
+    }
+    this.sendState("status", "ready");
+  }
+
+  // ------------------------------------------------------------------ drawing
+
+  /** The section's navigation and words (when the section changed), then the lesson's own. */
+  render() {
+    const k = this.local.step;
+    const info = this.data.steps[k];
+    const count = this.data.sections.length;
+    this.prev.disabled = k === 0;
+    this.next.disabled = k === count - 1;
+    this.chooser.value = String(k);
+    this.allSwitch.checked = false;
+    if (this.shownStep !== k) {
+      this.shownStep = k;
+      this.slideLabel.replaceChildren(el("strong", { text: `Slide ${k + 1} of ${count}` }), ` · ${this.data.title}`);
+      this.heading.textContent = `${k + 1}. ${info.title}`;
+      this.explanation.replaceChildren(this.drawn(`text:${info.explanation}`, () => this.markdown(info.explanation)));
+      this.formula.hidden = !info.formula;
+      if (info.formula) this.formula.replaceChildren(this.drawn(info.formula, () => this.math(info.formula)));
+    }
+    this.draw();
+  }
+
+  setCallout(text, kind) {
+    this.callout.hidden = !text;
+    this.callout.textContent = text;
+    this.callout.dataset.kind = kind;
+  }
+
+  /** The element drawn for `key` (KaTeX markup from `make()`), drawn once and kept. */
+  drawn(key, make) {
+    let node = this.formulas.get(key);
+    if (node) {
+      this.formulas.delete(key);
+    } else {
+      node = el("span");
+      node.innerHTML = make();
+    }
+    this.formulas.set(key, node);
+    if (this.formulas.size > KEPT_FORMULAS) this.formulas.delete(this.formulas.keys().next().value);
+    return node;
+  }
+
+  /** A formula drawn into `target` unless it already shows it. */
+  drawFormula(target, latex) {
+    if (target.dataset.latex === latex) return;
+    target.dataset.latex = latex;
+    target.replaceChildren(this.drawn(latex, () => this.math(latex)));
+  }
+
+  math(latex) {
+    return this.katex.renderToString(latex, { throwOnError: false, output: "htmlAndMathml" });
+  }
+
+  /** A section's explanation: text with $...$ math and **bold** (all the Markdown they use). */
+  markdown(text) {
+    return text
+      .split(/(\$[^$]+\$)/)
+      .map((part) => (isMath(part) ? this.math(part.slice(1, -1)) : bold(escapeHtml(part))))
+      .join("");
+  }
+
+  // ------------------------------------------------------------------ what the user does
+
+  /** The arrow and page keys anywhere on the page, unless something there takes them. */
+  key(e) {
+    if (this.root.hidden || !this.root.isConnected) return;
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const delta = { ArrowLeft: -1, PageUp: -1, ArrowRight: 1, PageDown: 1 }[e.key];
+    if (!delta || isEditable(e.composedPath()[0])) return;
+    e.preventDefault();
+    e.stopImmediatePropagation(); // Streamlit's own Previous/Next shortcuts must not see it
+    this.go(delta, e);
+  }
+
+  go(delta, event) {
+    this.goTo(this.local.step + delta, event);
+  }
+
+  goTo(step, event) {
+    const count = this.data.sections.length;
+    if (step < 0 || step >= count || step === this.local.step) return;
+    this.mark(event);
+    this.change("step", step);
+    if (step >= this.data.steps.length) {
+      this.flush(); // a section Python draws: ask for it now
+      this.root.setAttribute("aria-busy", "true");
+      return;
+    }
+    this.render();
+    this.later("send", SEND_STEP_AFTER_MS, () => this.flush());
+    this.later("announce", ANNOUNCE_AFTER_MS, () => this.announce());
+  }
+
+  /** The user let go of `name`: send it after `ms`, and say what it did. */
+  settled(name, ms) {
+    this.later("send", ms, () => this.flush());
+    this.later("announce", ANNOUNCE_AFTER_MS, () => this.announce(name));
+  }
+
+  change(field, value) {
+    this.rev += 1;
+    this.fieldRev[field] = this.rev;
+    this.local[field] = value;
+    this.markSynced();
+  }
+
+  /** Send Python every value changed here that it has not applied yet, with `extra`. */
+  flush(extra = {}) {
+    clearTimeout(this.timers.send);
+    const changes = {};
+    for (const f of this.fields) if (this.fieldRev[f] > this.data.rev) changes[f] = this.local[f];
+    if (!Object.keys(changes).length && !Object.keys(extra).length) return;
+    if (this.rev <= this.sent) this.rev += 1; // Python takes each revision once
+    this.sent = this.rev;
+    this.sendState("lesson", { rev: this.rev, ...changes, ...extra });
+  }
+
+  later(name, ms, work) {
+    clearTimeout(this.timers[name]);
+    this.timers[name] = setTimeout(work, ms);
+  }
+
+  /** One polite sentence once the user lets go: never one per frame of a drag. */
+  announce(name) {
+    this.live.textContent = this.announcement(name);
+  }
+
+  /** Performance marks for bench/live.py: the input, then the frame that shows its answer. */
+  mark(event) {
+    const start = event?.timeStamp ?? performance.now();
+    requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        performance.measure("lnlab:input-to-frame", { start, end: performance.now() });
+        if (performance.getEntriesByName("lnlab:input-to-frame").length > 1000) {
+          performance.clearMeasures("lnlab:input-to-frame");
+        }
+      };
+      channel.port2.postMessage(null);
+    });
+  }
+
+  destroy() {
+    window.removeEventListener("keydown", this.onKey, true);
+    this.resize.disconnect();
+    for (const timer of Object.values(this.timers)) clearTimeout(timer);
+    document.getElementById(FALLBACK_STYLE)?.remove();
+    lessons.delete(this.host);
+    this.root.remove();
+  }
+}
+
+function bold(html) {
+  return html.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+}
