@@ -14,6 +14,7 @@ BENCHMARKS = (
     "bench.sessions",
     "bench.clicks",
     "bench.live",
+    "bench.live_padding",
     "bench.cold",
     "bench.flood",
     "bench.messages",

@@ -143,28 +143,46 @@ def take_link() -> None:
     if teaching() is None and not st.session_state.get("_live_claim_checked"):
         _reclaim()
     teacher_active()
-    if (me := teaching()) is not None:
+    if (me := teaching()) is None:
+        return
+    try:
         st.session_state["_live_seen"] = _where(me)
-        with st.sidebar:  # hidden in presenter mode; it draws nothing in any case
-            _watch(me)
+    except ClassError:  # ended on another of the teacher's devices, or closed by itself
+        _stop_teaching()
+        st.session_state["_live_ended"] = display_code(me.code)  # the Class page says so too
+        st.toast(f"Class {display_code(me.code)} has ended.", icon=":material/check:")
+        return
+    with st.sidebar:  # hidden in presenter mode; it draws nothing in any case
+        _watch(me)
 
 
 def _where(me: TeacherLink) -> tuple[str, bool] | None:
-    """The class's question now and whether it is revealed (None: none, or no answer)."""
+    """The class's question now and whether it is revealed (None: none, or no answer from
+    the database). ClassError: the class has ended."""
     try:
         posed = default_store().current(me.code)
-    except InputError:
+    except StoreDown:
         return None
     return (posed.question.qid, posed.revealed) if posed else None
+
+
+def _stop_teaching() -> None:
+    """This session and its browser no longer teach a class (it ended)."""
+    st.session_state.pop(TEACHER_KEY, None)
+    claims.drop_teacher_claim()
 
 
 @following(WATCH_S)
 def _watch(me: TeacherLink) -> None:
     """Every page of the teacher's follows the class: when another of their devices asks or
-    reveals, the page runs again. After a server restart or a move to another process, its
-    first tick runs the whole page (lnlab.ui.failover), which brings the teacher back."""
+    reveals, the page runs again; when the class has ended there, the whole page runs without
+    it (take_link). After a server restart or a move to another process, its first tick runs
+    the whole page (lnlab.ui.failover), which brings the teacher back."""
     watch("teacher_page", me.code, QUESTION, PULSE_S)
-    now = _where(me)
+    try:
+        now = _where(me)
+    except ClassError:
+        st.rerun(scope="app")
     if now is not None and now != st.session_state.get("_live_seen"):
         st.session_state["_live_seen"] = now
         st.rerun(scope="app")
@@ -355,8 +373,7 @@ def _end_dialog(me: TeacherLink) -> None:
         return
     except ClassError:
         pass  # ended already
-    st.session_state.pop(TEACHER_KEY, None)
-    claims.drop_teacher_claim()
+    _stop_teaching()
     st.session_state["_live_ended"] = display_code(me.code)
     _close_dialog()
     st.rerun()
@@ -693,8 +710,7 @@ def teacher_view() -> bool:
         return False
     except ClassError as err:
         problem(err)
-        st.session_state.pop(TEACHER_KEY, None)
-        claims.drop_teacher_claim()
+        _stop_teaching()
         st.button("Start a new class", key="live_restart", on_click=start_class)
         return False
     st.session_state["_live_info"] = info

@@ -289,6 +289,24 @@ def test_ask_answer_reveal_on_a_lesson_slide(classes):
     assert at.get("plotly_chart")  # the class's answers by group, in the dialog
 
 
+def test_a_class_ended_on_another_device_leaves_this_ones_slide(classes):
+    teacher = _teacher(classes)
+    at = page_test("pages/step_through.py", {"present": "1"}, timeout=120)
+    at = _browser(at, "the-teachers-laptop-01", teacher)  # the claim: this browser teaches
+    at.session_state["_live_first_question"] = True
+    at.run()
+    next(b for b in at.button if b.key and b.key.startswith("live_ask_")).click().run()
+    assert "lnlab-live-prompt" in _texts(at)  # the question on the projector
+    classes.end_class(teacher.code, teacher.secret)  # End class, on the teacher's phone
+    at.run()  # what the page's watcher runs once the class's pulse says it closed
+    assert not at.exception
+    assert TEACHER_KEY not in at.session_state
+    assert 'class="lnlab-live-prompt"' not in _texts(at)  # the slide, without the class
+    assert not [b for b in at.button if b.key and b.key.startswith("live_ask_")]
+    assert at.toast[0].value == f"Class {display_code(teacher.code)} has ended."
+    assert at.session_state["_lnlab_cookies"][claims.TEACHER_COOKIE] is None
+
+
 def test_start_a_class_from_presenter_mode(classes):
     at = page_test("pages/padding.py", {"present": "1"}, timeout=120).run()
     at.button(key="live_start_present").click().run()
