@@ -216,7 +216,8 @@ def _steps_control() -> None:
 
 def _browser_data() -> dict:
     inputs, view = _state()
-    return in_page.browser_data(_lab(inputs), view, _slides(inputs, view))
+    token, feature = state.token_and_feature(ss)
+    return in_page.browser_data(_lab(inputs), view, _slides(inputs, view), token, feature)
 
 
 def _exports() -> None:

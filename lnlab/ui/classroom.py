@@ -157,12 +157,23 @@ def take_link() -> None:
 
 
 def _where(me: TeacherLink) -> tuple[str, bool] | None:
-    """The class's question now and whether it is revealed (None: none, or no answer from
-    the database). ClassError: the class has ended."""
+    """The class's question now and whether it is revealed (None: none, or no answer). Raises
+    ClassError only when the class has ended (its pulse says it is closed)."""
+    store = default_store()
     try:
-        posed = default_store().current(me.code)
+        posed = store.current(me.code)
     except StoreDown:
         return None
+    except ClassError:
+        try:
+            closed = not store.pulse(me.code).open
+        except StoreDown:
+            return None
+        if closed:
+            raise
+        return None  # anything else wrong with it: the slide's Ask row says what
+    except InputError:
+        return None  # a stored question today's checks refuse: the Ask row says so
     return (posed.question.qid, posed.revealed) if posed else None
 
 
@@ -183,6 +194,7 @@ def _watch(me: TeacherLink) -> None:
         now = _where(me)
     except ClassError:
         st.rerun(scope="app")
+        return
     if now is not None and now != st.session_state.get("_live_seen"):
         st.session_state["_live_seen"] = now
         st.rerun(scope="app")

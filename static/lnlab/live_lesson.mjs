@@ -18,6 +18,7 @@ const EDITABLE = [
   ...["slider", "spinbutton", "listbox", "combobox", "radiogroup", "radio", "grid", "menu"].map(
     (role) => `[role='${role}']`,
   ),
+  ".lnlab-table-wrap[tabindex]", // a wide table's scroll region (assist.js): the arrows scroll it
 ].join(",");
 const FALLBACK_STYLE = "lnlab-live-hides-fallback";
 const KEPT_FORMULAS = 64; // drawn formulas kept, so stepping back and forth draws none again
@@ -35,6 +36,10 @@ export function mounter(Lesson) {
   return (component, katex) => {
     const host = component.parentElement;
     let lesson = lessons.get(host);
+    if (lesson && !(lesson instanceof Lesson)) {
+      lesson.destroy(); // another page's lesson, if Streamlit kept the element across pages
+      lesson = undefined;
+    }
     if (!lesson) {
       lesson = new Lesson(host, katex, component.setStateValue);
       lessons.set(host, lesson);
@@ -87,11 +92,15 @@ function isMath(part) {
 
 /**
  * A lesson's sections 0..n-1 drawn in the page. `fields` are the values kept in step with
- * Python, "step" first. A subclass gives:
- * - `valuesOf(data)`: Python's values of the fields;
+ * Python, "step" among them. A subclass gives:
+ * - `valuesOf(data)`: Python's values of every field (a field it leaves out is lost);
+ * - `reshaped(local, server)`: whether Python's values have another shape (then every value
+ *   changed here is dropped for Python's);
  * - `buildLesson()`: its own elements, put into `this.controls`, `this.text`, `this.figure`
  *   and `this.after`; `received(data, reshaped)`: anything to redo when Python's data arrive;
- * - `draw()`: the numbers of the section `this.local.step` with the values `this.local`;
+ *   `layout()` (calling this one): what depends on presenter mode;
+ * - `draw()`: the numbers of the section `this.local.step` with the values `this.local`, and
+ *   `drawFigure()`: the figure at `this.figureWidth` (also on a resize);
  * - `announcement(name)`: the sentence said once the user lets go of `name`.
  */
 export class LiveLesson {

@@ -2,8 +2,9 @@
 // lnlab.labs.padding.live's data): the padded batch, and which of its cells feed a statistic.
 //
 // Picking a statistic (a Batch Norm column with the PAD rows or without them, or a Layer Norm
-// row; from the lists, or by clicking a cell of the batch) is answered here within the frame: the picked cells are outlined and the mean and the
-// variance are written out with their numbers. The numbers are Python's (every statistic one
+// row; from the lists, or by clicking a cell of the batch) is answered here within the frame:
+// the picked cells are outlined and the mean and the variance are written out with their
+// numbers. The numbers are Python's (every statistic one
 // can pick comes with the data); this module picks, outlines and writes the formulas as
 // lnlab.labs.padding.lesson.statistic_latex does. The pick goes back to Python once made, so the
 // link and the rest of the lesson follow it. Navigation and revisions: live_lesson.mjs.
@@ -104,7 +105,7 @@ class PaddingLesson extends LiveLesson {
       const [i, j] = [Number(cell.dataset.row), Number(cell.dataset.col)];
       this.picked(this.local.pick, this.local.pick === TOKEN ? i : j, e);
     });
-    this.tableWrap = el("div", { class: "lnlab-table-wrap", tabindex: "0", role: "region" });
+    this.tableWrap = el("div", { class: "lnlab-table-wrap", role: "region" }); // focusable when it scrolls (assist.js)
     this.tableDetail = el("details", { class: "lnlab-live-detail" }, el("summary"), this.tableWrap);
     this.figure.append(this.tableDetail);
   }
@@ -181,9 +182,9 @@ class PaddingLesson extends LiveLesson {
     const token = s.pick === TOKEN;
     this.indexLabel.textContent = token ? "Token row" : "Feature column";
     const names = token ? this.rows.map((r) => r.label) : this.data.features;
-    const kind = token ? "rows" : "features";
-    if (this.index.dataset.kind !== kind || this.index.options.length !== names.length) {
-      this.index.dataset.kind = kind;
+    const listed = names.join("\n"); // a word edited keeps the count: compare the names
+    if (this.index.dataset.names !== listed) {
+      this.index.dataset.names = listed;
       this.index.replaceChildren(...names.map((name, k) => el("option", { value: String(k), text: name })));
     }
     this.index.value = String(s.index);

@@ -125,6 +125,21 @@ def test_the_keyboard_picks_and_the_arrows_stay_in_the_list(
     expect(page).to_have_url(re.compile(r"[?&]stat=masked(&|$)"))
 
 
+def test_a_word_edited_reaches_the_lists_and_the_figure(
+    page: Page, streamlit_server: StreamlitServer
+):
+    _open_cells(page, streamlit_server)
+    page.locator(f"{LIVE} .lnlab-live-pick").select_option(pad.PICK_TOKEN)
+    box = page.locator(".st-key-pad_sentences textarea")
+    with expect_rerun(page):  # the same 8 rows, one word changed
+        box.fill("Hi Nitish\nHow are we today")
+        box.press("Control+Enter")
+    rows = page.locator(f"{LIVE} .lnlab-live-index select").nth(1)
+    expect(rows.locator("option").nth(6)).to_have_text("2.3 we")
+    expect(page.locator(f"{LIVE} svg")).to_contain_text("2.3 we")
+    assert_no_problems(page)
+
+
 def test_without_the_browsers_lesson_todays_padding_lesson_works(
     page: Page, streamlit_server: StreamlitServer
 ):

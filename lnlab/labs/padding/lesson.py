@@ -275,6 +275,7 @@ CELLS_SUMMARY = (
 
 
 def _picked(view: View) -> str:
+    """The picked statistic's cells in words."""
     if view.pick == pad.PICK_TOKEN:
         return PICKED[view.pick].format(token=view.index + 1)
     return PICKED[view.pick].format(feature=FEATURES[view.index])

@@ -28,6 +28,7 @@ from lnlab.labs.padding.lesson import (
     PICKED,
     View,
 )
+from lnlab.labs.padding.state import rows as state_rows
 from lnlab.teach.figures import HIGHLIGHT
 from lnlab.teach.lesson import Lesson
 
@@ -35,11 +36,13 @@ SECTIONS = 2  # the lesson's sections 0 (the batch) and 1 (which cells feed a st
 CHOICES = ("pick", "token", "feature")  # what the browser may send back
 
 
-def browser_data(lab: pad.PaddingLab, view: View, lesson: Lesson) -> dict[str, Any]:
+def browser_data(
+    lab: pad.PaddingLab, view: View, lesson: Lesson, token: int, feature: int
+) -> dict[str, Any]:
     """What the browser needs to draw sections 0 and 1 of `lesson` (built from `lab`, `view`)
-    and to answer a new pick without Python."""
+    and to answer a new pick without Python; `token` and `feature` are the row and the column
+    the picker keeps (state.token_and_feature), the one of `view.pick` being `view.index`."""
     batch, cells = lesson.sections[:SECTIONS]
-    token = view.pick == pad.PICK_TOKEN
     return {
         "context": lesson.context,
         "steps": [
@@ -54,8 +57,8 @@ def browser_data(lab: pad.PaddingLab, view: View, lesson: Lesson) -> dict[str, A
         "values": lab.tokens.tolist(),
         "stats": statistics(lab),
         "pick": view.pick,
-        "token": view.index if token else 0,
-        "feature": 0 if token else view.index,
+        "token": token,
+        "feature": feature,
         "picks": [{"key": k, "label": label} for k, label in pad.PICKS.items()],
         "texts": {
             "batch": {
@@ -94,14 +97,13 @@ def apply_changes(state: MutableMapping[str, Any], changes: Mapping[str, Any]) -
     unknown = sorted(set(changes) - set(CHOICES))
     if unknown:
         raise InputError(f"unknown value {unknown[0]!r}")
-    sentences = state["pad_page_inputs"].sentences
-    rows = len(sentences) * max(len(s) for s in sentences)
     new: dict[str, Any] = {}
     if "pick" in changes:
         if not isinstance(changes["pick"], str) or changes["pick"] not in pad.PICKS:
             raise InputError(f"there is no statistic {str(changes['pick'])[:20]!r}")
         new["pad_pick"] = changes["pick"]
-    for name, count, what in (("token", rows, "token row"), ("feature", pad.DIM, "feature")):
+    counts = (("token", state_rows(state), "token row"), ("feature", pad.DIM, "feature"))
+    for name, count, what in counts:
         if name in changes:
             index = changes[name]
             if type(index) is not int or not 0 <= index < count:

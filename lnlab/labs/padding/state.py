@@ -64,6 +64,21 @@ def steps(state: State) -> int:
     return value
 
 
+def rows(state: State) -> int:
+    """The rows of the stacked batch (B * S, PAD rows included) of the page's sentences."""
+    sentences = state["pad_page_inputs"].sentences
+    return len(sentences) * max(len(s) for s in sentences)
+
+
+def token_and_feature(state: State) -> tuple[int, int]:
+    """The token row and the feature column the statistic picker keeps (each its own, so a
+    switch between a row and a column comes back to the last one of each), 0 when out of
+    range."""
+    token, feature = state["pad_token"], state["pad_feature"]
+    token = token if token in range(rows(state)) else 0
+    return token, feature if feature in range(pad.DIM) else 0
+
+
 def lab_and_view(state: State) -> tuple[pad.LabInputs, View]:
     """The lab's inputs and the sections' choices, from state alone: ui.lesson_view rebuilds
     the lesson with them on every rerun of a section."""
@@ -86,14 +101,12 @@ def lab_and_view(state: State) -> tuple[pad.LabInputs, View]:
         other,
         replacement,
     )
-    rows = len(sentences) * max(len(s) for s in sentences)
-    token = state["pad_pick"] == pad.PICK_TOKEN
-    index = state["pad_token"] if token else state["pad_feature"]
-    feature = state["pad_cf_feature"]
+    token, feature = token_and_feature(state)
+    cf_feature = state["pad_cf_feature"]
     view = View(
         pick=state["pad_pick"],
-        index=index if index in range(rows if token else pad.DIM) else 0,
-        cf_feature=feature if feature in range(pad.DIM) else 0,
+        index=token if state["pad_pick"] == pad.PICK_TOKEN else feature,
+        cf_feature=cf_feature if cf_feature in range(pad.DIM) else 0,
         count=_kept(state, "pad_good_count", lambda: count(state), DEFAULT_COUNT),
         steps=_kept(state, "pad_good_steps", lambda: steps(state), pad.DEFAULT_STEPS),
     )

@@ -23,9 +23,9 @@ from lnlab.teach.figures import contrast
 HI = pad.parse_sentences("Hi Nitish\nHow are you today")
 
 
-def _data(lab: pad.PaddingLab, view: View | None = None) -> dict:
+def _data(lab: pad.PaddingLab, view: View | None = None, token: int = 0, feature: int = 0):
     view = view or View()
-    data = live.browser_data(lab, view, slides(lab, view))
+    data = live.browser_data(lab, view, slides(lab, view), token, feature)
     json.dumps(data, allow_nan=False)  # what Streamlit sends must be JSON a browser reads
     return data
 
@@ -69,11 +69,11 @@ def test_every_statistic_matches_torch(seed: int):
 
 def test_the_browser_gets_the_batch_as_drawn_and_the_sections_words():
     lab = pad.padding_lab(HI, "hi-nitish")
-    data = _data(lab, View(pick=pad.PICK_TOKEN, index=4))
+    data = _data(lab, View(pick=pad.PICK_TOKEN, index=4), token=4, feature=2)
     assert [r["label"] for r in data["rows"]] == list(lab.labels)
     assert [r["pad"] for r in data["rows"]] == (~lab.real).tolist()
     assert data["values"] == lab.tokens.tolist()
-    assert (data["pick"], data["token"], data["feature"]) == ("token", 4, 0)
+    assert (data["pick"], data["token"], data["feature"]) == ("token", 4, 2)
     assert [s["key"] for s in data["steps"]] == ["batch", "cells"]
     for row in data["cells"]:
         for cell in row:
@@ -100,6 +100,10 @@ def test_a_pick_from_the_browser_lands_in_the_pages_state():
     assert (s["pad_pick"], s["pad_feature"], s["pad_token"]) == ("masked", 2, 7)
     _inputs, view = state.lab_and_view(s)
     assert (view.pick, view.index) == ("masked", 2)
+    # the row kept while a column is picked: a switch back to rows comes back to it
+    assert state.token_and_feature(s) == (7, 2)
+    s["pad_token"] = 8  # beyond the batch's 8 rows (a shorter batch since): the first
+    assert state.token_and_feature(s) == (0, 2)
 
 
 @pytest.mark.parametrize(
