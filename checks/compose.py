@@ -19,7 +19,10 @@
 The last line is `N passed, N failed`; the exit status is 1 when a check failed. Linux only:
 it kills a replica's process from the host and reads HAProxy's statistics from the proxy
 container's address. Timings are the check's own clock; none is a pass/fail threshold except
-the issue's 5 s for everyone back in the class.
+the issue's 5 s for everyone back in the class, and that one only when run by hand: with
+`--advisory-times` (the default where CI=true, as `.ci/run` runs it) everyone must still come
+back, and the time is reported against the 5 s, not checked, since it follows the machine's
+load (the project's rule: no test depends on timing).
 """
 
 from __future__ import annotations
@@ -366,8 +369,17 @@ def check_headers(url: str, results: Results) -> None:
     )
 
 
-def check_class(report: ClassReport, kill: Kill, replicas: int, results: Results) -> None:
+def check_class(
+    report: ClassReport, kill: Kill, replicas: int, results: Results, strict_times: bool = True
+) -> None:
+    """The class's checks. `strict_times`: the 5 s for everyone back is checked, not only
+    reported."""
     n = report.students
+    bound = f"within {BACK_WITHIN_S:.0f} s" if strict_times else "(5 s target reported)"
+
+    def late(seconds: float) -> str:
+        return "" if seconds <= BACK_WITHIN_S else f"; over the {BACK_WITHIN_S:.0f} s target"
+
     results.check(
         len(report.servers) == replicas,
         f"the class spread over all {replicas} replicas",
@@ -396,19 +408,23 @@ def check_class(report: ClassReport, kill: Kill, replicas: int, results: Results
     students = [s for who, s in report.back_s.items() if who != "teacher"]
     worst = max(students, default=float("nan"))
     results.check(
-        bool(students) and worst <= BACK_WITHIN_S and not report.errors,
-        f"every student of the killed replica back in the class within {BACK_WITHIN_S:.0f} s",
+        bool(students) and (worst <= BACK_WITHIN_S or not strict_times) and not report.errors,
+        f"every student of the killed replica back in the class {bound}",
         f"{len(students)} moved; from the kill, their tab closed {_spread(_of(report.closed_s))}, "
         f"pinged {_spread(_of(report.pinged_s))}, websocket open "
         f"{_spread(_of(report.connected_s))}, back in the class {_spread(students)}; "
-        f"reconnect attempts {sorted(set(report.reconnect_attempts))}",
+        f"reconnect attempts {sorted(set(report.reconnect_attempts))}" + late(worst),
     )
     teacher = report.back_s.get("teacher")
     # the teacher's claim is a cookie in the browser (lnlab.ui.claims): reconnecting is enough
-    detail = "never" if teacher is None else f"{teacher:.2f} s after the kill, by reconnecting"
+    detail = (
+        "never"
+        if teacher is None
+        else f"{teacher:.2f} s after the kill, by reconnecting" + late(teacher)
+    )
     results.check(
-        teacher is not None and teacher <= BACK_WITHIN_S,
-        f"the teacher back in the class by reconnecting, within {BACK_WITHIN_S:.0f} s",
+        teacher is not None and (teacher <= BACK_WITHIN_S or not strict_times),
+        f"the teacher back in the class by reconnecting {bound}",
         detail,
     )
     results.check(
@@ -455,6 +471,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "pulled (auto), or always Debian's archive",
     )
     parser.add_argument("--remove-images", action="store_true", help="remove the images after")
+    parser.add_argument(
+        "--advisory-times",
+        action=argparse.BooleanOptionalAction,
+        default=os.environ.get("CI") == "true",
+        help="report the 5 s for everyone back in the class against its target instead of "
+        "checking it (default: on where CI=true)",
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # take the stack down on the way out
     results = Results()
@@ -487,7 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = asyncio.run(_class(stack, args.students, kill))
             for what, seconds in report.timings_s.items():
                 log(f"  {what}: {seconds:.1f} s")
-            check_class(report, kill, args.replicas, results)
+            check_class(report, kill, args.replicas, results, not args.advisory_times)
         except (RuntimeError, TimeoutError, OSError):
             pass
         finally:
