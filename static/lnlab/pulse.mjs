@@ -9,10 +9,8 @@ const RETRIGGER_MS = 3000; // a change still unseen this long after a trigger is
 const MAX_WAIT_MS = 10000;
 const READ_TIMEOUT_MS = 10000; // a read that hangs (a dead connection, a sleeping laptop) fails
 
-// What each view last asked Python to redraw for, what it showed then, and when: a view may be
-// drawn again (with what it drew before) while its rerun runs, and must not ask twice for the
-// same change; but a view drawn again with something else that still is not the change (a run
-// that had begun before the change, or a trigger that joined it) asks again at once.
+// What each view last asked Python to redraw for, and when: a view may be drawn again (with
+// what it drew before) while its rerun runs, and must not ask twice for the same change.
 const asked = new Map();
 
 export function differs(pulse, seen, fields) {
@@ -49,12 +47,10 @@ export default function (component) {
           setStateValue("status", "ready");
         } else if (differs(pulse, data.seen, data.watch)) {
           const change = JSON.stringify(data.watch.map((name) => pulse[name]));
-          const shown = JSON.stringify(data.watch.map((name) => data.seen?.[name]));
           const last = asked.get(view);
           const now = performance.now();
-          const again = !last || last.change !== change || last.shown !== shown;
-          if (again || now - last.at >= RETRIGGER_MS) {
-            asked.set(view, { change, shown, at: now });
+          if (!last || last.change !== change || now - last.at >= RETRIGGER_MS) {
+            asked.set(view, { change, at: now });
             setTriggerValue("changed", pulse);
           }
         }

@@ -1,7 +1,6 @@
 // A class device's pulse loop (static/lnlab/pulse.mjs) with a stub server: it says "ready" at
 // its first pulse, triggers a rerun only when a watched field changes (once, until
-// RETRIGGER_MS or until the view is drawn with something else), says "failed" after FAILURES
-// failed reads, and stops when unmounted.
+// RETRIGGER_MS), says "failed" after FAILURES failed reads, and stops when unmounted.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import follow, { differs } from "../../static/lnlab/pulse.mjs";
@@ -64,26 +63,6 @@ test("a new question reruns the fragment once, not at every read", async () => {
   assert.equal(calls.triggers.length, 1);
   assert.equal(calls.triggers[0][0], "changed");
   assert.equal(calls.triggers[0][1].qid, "q2");
-});
-
-test("a view drawn again with something else still unseen asks again at once, once", async () => {
-  const counts = { url: "/_lnlab/pulse/KLMNPQRST", watch: ["answered"] };
-  const calls = page([{ ...pulse, answered: 6 }]);
-  let stop = mount({ ...counts, seen: { ...pulse, answered: 4 }, status: "ready" }, calls);
-  await until(() => calls.fetched > 3);
-  stop();
-  assert.equal(calls.triggers.length, 1); // 6 answered, 4 shown: asked once
-  // drawn again with what it drew before (its rerun still runs): it does not ask again
-  stop = mount({ ...counts, seen: { ...pulse, answered: 4 }, status: "ready" }, calls);
-  await until(() => calls.fetched > 6);
-  stop();
-  assert.equal(calls.triggers.length, 1);
-  // drawn again with 5 (a run that read the class before the 6th answer): it asks at once
-  stop = mount({ ...counts, seen: { ...pulse, answered: 5 }, status: "ready" }, calls);
-  await until(() => calls.fetched > 9);
-  stop();
-  assert.equal(calls.triggers.length, 2);
-  assert.equal(calls.triggers[1][1].answered, 6);
 });
 
 test("reads that keep failing say so once; a failed first read says nothing", async () => {
