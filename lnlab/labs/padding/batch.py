@@ -494,6 +494,13 @@ def highlight_mask(lab: PaddingLab, pick: str, index: int) -> np.ndarray:
     return cells
 
 
+def picked_moments(lab: PaddingLab, pick: str, index: int) -> tuple[np.ndarray, float, float]:
+    """The picked statistic's cells (highlight_mask's order), their mean and their variance
+    (population: 1/n, as Batch Norm and Layer Norm normalize with)."""
+    cells = lab.tokens[highlight_mask(lab, pick, index)]
+    return cells, float(cells.mean()), float(cells.var())
+
+
 # ---------------------------------------------------------------- the padding calculator
 
 

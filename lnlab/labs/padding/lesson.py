@@ -244,12 +244,12 @@ def _batch(lab: pad.PaddingLab) -> Section:
 def statistic_latex(lab: pad.PaddingLab, pick: str, index: int) -> tuple[str, str, str]:
     """The mean of the picked cells written out with their numbers, their variance in short,
     and the variance written out (too long for a slide)."""
-    cells = lab.tokens[pad.highlight_mask(lab, pick, index)]
+    cells, mean, var = pad.picked_moments(lab, pick, index)
     if pick == pad.PICK_TOKEN:
         symbol = rf"\text{{token {index + 1}}}"
     else:
         symbol = rf"\text{{{FEATURES[index]}}}"
-    mean, var, n = float(cells.mean()), float(cells.var()), cells.size
+    n = cells.size
     m = term(mean)
     return (
         rf"\mu_{{{symbol}}} = \tfrac{{1}}{{{n}}}\big({joined([term(v) for v in cells])}\big)"
@@ -294,6 +294,7 @@ def _output_figure(
 
 def _cells(lab: pad.PaddingLab, view: View) -> Section:
     cells = pad.highlight_mask(lab, view.pick, view.index)
+    _picked_cells, mean_value, var_value = pad.picked_moments(lab, view.pick, view.index)
     mean, variance, written_out = statistic_latex(lab, view.pick, view.index)
     return Section(
         key=CELLS,
@@ -312,8 +313,8 @@ def _cells(lab: pad.PaddingLab, view: View) -> Section:
             summary=CELLS_SUMMARY.format(
                 count=int(cells.sum()),
                 picked=_picked(view),
-                mean=fmt(float(lab.tokens[cells].mean())),
-                var=fmt(float(lab.tokens[cells].var())),
+                mean=fmt(mean_value),
+                var=fmt(var_value),
             ),
         ),
     )

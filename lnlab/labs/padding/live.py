@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-import numpy as np
-
 from lnlab.core.errors import InputError
 from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import plots
@@ -83,10 +81,8 @@ def statistics(lab: pad.PaddingLab) -> dict[str, list[dict[str, float | int]]]:
         count = lab.tokens.shape[0] if pick == pad.PICK_TOKEN else pad.DIM
         out[pick] = []
         for index in range(count):
-            cells = lab.tokens[pad.highlight_mask(lab, pick, index)]
-            out[pick].append(
-                {"n": int(cells.size), "mean": float(np.mean(cells)), "var": float(np.var(cells))}
-            )
+            cells, mean, var = pad.picked_moments(lab, pick, index)
+            out[pick].append({"n": int(cells.size), "mean": mean, "var": var})
     return out
 
 
