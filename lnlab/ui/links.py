@@ -14,6 +14,7 @@ from lnlab.teach.links import Field, decode_link, encode_link, link_state, widge
 from lnlab.teach.markdown import plain
 from lnlab.ui.classroom import url_params
 from lnlab.ui.page import PRESENT_KEY, presenting
+from lnlab.ui.stale import record_shown
 
 _NOT_STATE = (PRESENT_KEY, *CLASS_PARAMS)  # query parameters of the app, not of a page
 # What Streamlit's server does with a longer query string: it drops it (see mark_dropped_links)
@@ -122,6 +123,7 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
     if mine != current and not (untouched and mine == initial):
         st.query_params.from_dict(params)
         st.session_state[f"_link_{page}"] = mine
+    record_shown(f.key for f in fields)  # what a message sent before this run is drawn echoes
     base = str(st.context.url or "").split("?")[0]
     with st.popover("Copy link to this example", icon=":material/link:"):
         st.caption("Anyone who opens this link sees the same example and settings.")

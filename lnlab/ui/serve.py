@@ -115,16 +115,18 @@ def no_referrer() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Warm, make the server mark the links it drops, answer class pulses (lnlab.ui.pulse),
+    """Warm, make the server mark the links it drops and leave out stale widget values
+    (lnlab.ui.stale), answer class pulses (lnlab.ui.pulse),
     serve the page with lnlab.ui.shell and return large freed blocks, then run
     `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
     from lnlab.serving import worker
-    from lnlab.ui import failover, pulse, shell
+    from lnlab.ui import failover, pulse, shell, stale
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
+    stale.install()  # a value a page sent before it saw the server's is not the visitor's
     no_referrer()
     pulse.install()  # GET /_lnlab/pulse/<code>: a class's devices follow it without script runs
     shell.install()  # the page's HTML carries the app's CSS and the assist script

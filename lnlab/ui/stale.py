@@ -1,0 +1,112 @@
+"""A widget value the page sent before it saw the server change it is not the visitor's.
+
+Every message a Streamlit page sends carries every widget's value as the page shows it then.
+When a run changes a widget itself (typed embeddings make the preset "Custom"; a preset
+rewrites the embeddings), the page shows the new value only once that run's reply arrives. A
+message sent in between (a second click, the browser's lesson saying it is ready, a class's
+pulse) still carries the old value, and Streamlit takes it for the visitor setting it back:
+the preset's callback then loads the preset over the embeddings just typed, and the class
+loses them.
+
+`install()` (the launcher, lnlab.ui.serve) makes the server leave out such a value, for the
+widgets that hold a page's link (lnlab.ui.links). A value is left out when the page sent it
+unchanged since its last message while the server holds another one the page cannot have
+seen: one set since the last finished run, or one of a run whose address (share_link writes
+it whenever the link's state changes) the message does not carry yet. A visitor who sets a
+widget back after seeing the server's value is heard: their message carries that address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl
+
+import streamlit as st
+from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.state.session_state import SessionState, WStates
+
+SEEN = "_lnlab_seen"  # after the last finished run: {"url": its address, "shown": {key: value}}
+SENT = "_lnlab_sent"  # widget id -> the link widget's state as the page last sent it
+
+
+def record_shown(keys: Iterable[str]) -> None:
+    """At the end of a page's run: the values of its link's widgets `keys` and the address the
+    page shows once this run is drawn."""
+    ss = st.session_state
+    url = sorted((k, v) for k in st.query_params for v in st.query_params.get_all(k))
+    ss[SEEN] = {"url": url, "shown": {k: ss[k] for k in keys if k in ss}}
+
+
+def is_stale(*, unchanged: bool, value: Any, server: Any, shown: Any, address_seen: bool) -> bool:
+    """Whether `value`, from the page, only echoes what it showed before the server set `server`:
+    the page sent it `unchanged`, the server holds another value, and the page cannot have seen
+    that one (the last finished run showed `shown`, or the page's address is not that run's)."""
+    return unchanged and not _same(value, server) and not (_same(server, shown) and address_seen)
+
+
+def install() -> None:
+    """Make the server leave stale link values out of every message a page sends."""
+    original = SessionState.set_widgets_from_proto
+    if getattr(original, "leaves_stale_out", False):
+        return
+
+    def guarded(self: SessionState, widget_states: WidgetStates) -> None:
+        _leave_stale_out(self, widget_states)
+        original(self, widget_states)
+
+    guarded.leaves_stale_out = True  # type: ignore[attr-defined]
+    SessionState.set_widgets_from_proto = guarded  # type: ignore[method-assign]
+
+
+def _leave_stale_out(state: SessionState, widget_states: WidgetStates) -> None:
+    seen = _get(state, SEEN) or {"url": None, "shown": {}}
+    before = _get(state, SENT) or {}
+    ctx = get_script_run_ctx()
+    address_seen = ctx is not None and sorted(parse_qsl(ctx.query_string)) == seen["url"]
+    keys = state._key_id_mapper.id_key_mapping
+    sent: dict[str, bytes] = {}
+    for i in reversed(range(len(widget_states.widgets))):
+        widget = widget_states.widgets[i]
+        key = keys.get(widget.id)
+        if key not in seen["shown"]:
+            continue
+        sent[widget.id] = raw = widget.SerializeToString()
+        try:
+            value, server = _value(state, widget), state[key]
+        except KeyError:  # a widget the server no longer knows: Streamlit decides
+            continue
+        if is_stale(
+            unchanged=before.get(widget.id) == raw,
+            value=value,
+            server=server,
+            shown=seen["shown"][key],
+            address_seen=address_seen,
+        ):
+            del widget_states.widgets[i]
+    state[SENT] = sent  # only this message's link widgets: it never grows
+
+
+def _value(state: SessionState, widget: WidgetState) -> Any:
+    """The widget's value in `widget`, deserialized as Streamlit would."""
+    metadata = state._new_widget_state.widget_metadata.get(widget.id)
+    if metadata is None:
+        raise KeyError(widget.id)
+    probe = WStates(widget_metadata={widget.id: metadata})
+    probe.set_widget_from_proto(widget)
+    return probe[widget.id]
+
+
+def _get(state: SessionState, key: str) -> Any:
+    try:
+        return state[key]
+    except KeyError:
+        return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays and the like: not comparable as one truth value
+        return False

@@ -1,0 +1,99 @@
+"""A message the page sends before the server's reply arrives keeps what the visitor did
+(lnlab.ui.stale): the replies are held back here, as a slow server or network would."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from playwright.sync_api import Page, WebSocketRoute, expect
+
+from lnlab.teach.presets import CUSTOM_PRESET, TOKEN_PRESETS
+
+from .conftest import APP_PAGES, StreamlitServer, expect_rerun, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
+TEXT = ".st-key-st_text textarea"
+PRESET = ".st-key-st_preset"
+EPS = ".st-key-st_eps input"
+PRESET_TITLE = TOKEN_PRESETS[0].title  # the default: 2, 4, 6, 8
+HOLD_MS = 1500  # long enough for the server to finish the run whose reply is held
+
+
+@dataclass
+class Replies:
+    """The app's websocket, with the server's messages held back while `holding`."""
+
+    page: Page
+    route: WebSocketRoute | None = None
+    holding: bool = False
+    held: list[str | bytes] = field(default_factory=list)
+
+    def connect(self, route: WebSocketRoute) -> None:
+        self.route = route
+        server = route.connect_to_server()
+        server.on_message(self._from_server)
+
+    def _from_server(self, message: str | bytes) -> None:
+        if self.holding:
+            self.held.append(message)
+        else:
+            self.route.send(message)
+
+    def release(self) -> None:
+        self.holding = False
+        for message in self.held:
+            self.route.send(message)
+        self.held.clear()
+
+
+@pytest.fixture
+def replies(page: Page) -> Iterator[Replies]:
+    held = Replies(page)
+    page.route_web_socket("**/_stcore/stream", held.connect)
+    yield held
+
+
+def _open(page: Page, server: StreamlitServer) -> None:
+    page.goto(server.page_url(STEP_THROUGH))
+    wait_for_app(page)
+
+
+def test_a_click_before_the_reply_keeps_the_typed_embeddings(
+    page: Page, streamlit_server: StreamlitServer, replies: Replies
+):
+    """The embeddings make the preset "Custom" on the server; a click on ε sent before that
+    reply arrives carries the old preset, which must not load the preset over the text."""
+    _open(page, streamlit_server)
+    eps = float(page.locator(EPS).input_value())
+    replies.holding = True
+    page.locator(TEXT).fill("1, 2, 3, 10")
+    page.locator(TEXT).press("Control+Enter")
+    page.wait_for_timeout(HOLD_MS)
+    page.locator(f"{EPS.removesuffix(' input')} button[data-testid='stNumberInputStepUp']").click()
+    page.wait_for_timeout(HOLD_MS)
+    replies.release()
+    wait_for_app(page)
+    expect(page.locator(TEXT)).to_have_value("1, 2, 3, 10")
+    expect(page.locator(PRESET).get_by_role("combobox")).to_have_value(CUSTOM_PRESET.title)
+    expect(page.locator(EPS)).not_to_have_value(f"{eps:g}")  # the click counts too
+
+
+def test_the_preset_chosen_again_after_an_edit_loads(
+    page: Page, streamlit_server: StreamlitServer, replies: Replies
+):
+    """Choosing the preset the page showed before an edit, once the edit's reply is in, is
+    the visitor's choice: it loads the preset."""
+    _open(page, streamlit_server)
+    with expect_rerun(page):
+        page.locator(TEXT).fill("1, 2, 3, 10")
+        page.locator(TEXT).press("Control+Enter")
+    expect(page.locator(PRESET).get_by_role("combobox")).to_have_value(CUSTOM_PRESET.title)
+    page.locator(PRESET).get_by_role("combobox").click()
+    with expect_rerun(page):
+        page.get_by_role("option", name=PRESET_TITLE).click()
+    expect(page.locator(TEXT)).to_have_value("2, 4, 6, 8")
+    expect(page.locator(PRESET).get_by_role("combobox")).to_have_value(PRESET_TITLE)
