@@ -115,6 +115,7 @@ export class LiveLesson {
     this.fieldRev = Object.fromEntries(fields.map((f) => [f, 0]));
     this.local = null;
     this.data = null;
+    this.readyFor = null; // the server session told that this lesson works
     this.timers = {};
     this.formulas = new Map(); // LaTeX (or a section's words) -> its drawn element, latest last
     this.build();
@@ -262,7 +263,8 @@ export class LiveLesson {
   }
 
   /** Show the lesson once it can draw. While Python still draws today's lesson under it
-   * (it has not heard that this one works in this session), hide that and tell Python. */
+   * (it has not heard that this one works in this session), hide that and tell Python, once
+   * per server session: each message reruns the page and carries every widget as shown. */
   show() {
     this.root.hidden = false;
     if (!this.data.fallback) return;
@@ -271,6 +273,8 @@ export class LiveLesson {
       style.textContent = `.st-key-${this.data.fallback} { display: none !important; }`;
       document.head.append(style);
     }
+    if (this.readyFor === this.data.session) return;
+    this.readyFor = this.data.session;
     this.sendState("status", "ready");
   }
 
