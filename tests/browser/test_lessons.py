@@ -58,13 +58,14 @@ def test_an_edit_in_the_text_area_updates_the_numbers(
     with expect_rerun(page):
         box.fill("1, 2, 3, 10")
         box.press("Control+Enter")
-    expect(page.locator(MAIN)).to_contain_text("= 4")  # (1 + 2 + 3 + 10) / 4
+    expect(page.locator(MAIN)).to_contain_text("x = (1, 2, 3, 10)")
+    expect(page.locator(MAIN)).to_contain_text("μ = 4")  # (1 + 2 + 3 + 10) / 4
     assert_no_problems(page)
     with expect_rerun(page):
         box.fill("1, 2, x")
         box.press("Control+Enter")
     expect(page.locator('[data-testid="stAlertContentError"]')).to_contain_text('"x"')
-    expect(page.locator(MAIN)).to_contain_text("= 4")  # the last good numbers stay
+    expect(page.locator(MAIN)).to_contain_text("x = (1, 2, 3, 10)")  # the last good numbers stay
 
 
 def test_a_shared_link_opens_the_same_example(page: Page, streamlit_server: StreamlitServer):
