@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.runtime import app_session
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state import query_params
 
 from lnlab.classroom.links import PARAMS as CLASS_PARAMS
@@ -20,6 +21,9 @@ _NOT_STATE = (PRESENT_KEY, *CLASS_PARAMS)  # query parameters of the app, not of
 # What Streamlit's server does with a longer query string: it drops it (see mark_dropped_links)
 STREAMLIT_MAX_QUERY_CHARS = query_params.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
 STREAMLIT_MAX_QUERY_PARAMS = query_params.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
+# Addresses a page remembers having had: a message sent before the page drew a newer one
+# carries one of them, which is no link being opened (Back and Forward are: they say so)
+KEPT_ADDRESSES = 16
 DROPPED = "dropped"  # "<characters>,<parameters>" of a query string Streamlit dropped
 
 
@@ -70,10 +74,11 @@ def _query() -> dict[str, str | list[str]]:
 def open_link(page: str, fields: tuple[Field, ...]) -> bool:
     """Put the state in the URL into the page's widgets; call before creating them.
 
-    Only a new URL is applied (not the one this page wrote itself), so edits are never undone
-    on a rerun. A bad link opens the page's default example with a notice saying what is
-    wrong; it never raises. Returns True when it applied a newly opened link, so the page can
-    check that the link's parts fit together.
+    Only a new URL is applied, so edits are never undone on a rerun: not one this page wrote
+    or had before, unless Back or Forward brought it back (a message the browser sent before
+    it drew this run's address carries the older one). A bad link opens the page's default
+    example with a notice saying what is wrong; it never raises. Returns True when it applied
+    a newly opened link, so the page can check that the link's parts fit together.
     """
     for f in fields:  # Streamlit drops the state of widgets that are not drawn (presenter mode)
         if f.key in st.session_state:
@@ -82,6 +87,9 @@ def open_link(page: str, fields: tuple[Field, ...]) -> bool:
     signature = repr(sorted(params.items()))
     if st.session_state.get(f"_link_{page}") == signature:
         return False
+    if _had(page, signature) and not _history_navigation():
+        return False  # sent before the page showed this run's address: no link (lnlab.ui.stale)
+    _remember(page, signature)
     st.session_state[f"_link_{page}"] = signature
     st.session_state[f"_link_arrival_{page}"] = signature
     st.session_state.pop(f"_link_initial_{page}", None)  # share_link records it after the widgets
@@ -104,6 +112,25 @@ def open_link(page: str, fields: tuple[Field, ...]) -> bool:
     return True
 
 
+def _had(page: str, signature: str) -> bool:
+    """Whether this page's address has held `signature` (opened with it, or written)."""
+    return signature in st.session_state.get(f"_link_had_{page}", ())
+
+
+def _remember(page: str, signature: str) -> None:
+    had = st.session_state.setdefault(f"_link_had_{page}", [])
+    if signature in had:
+        had.remove(signature)
+    had.append(signature)
+    del had[:-KEPT_ADDRESSES]
+
+
+def _history_navigation() -> bool:
+    """Whether this run comes from the browser's Back or Forward."""
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.is_history_navigation)
+
+
 def share_link(page: str, fields: tuple[Field, ...]) -> None:
     """Keep the URL a link to what is on screen, and offer it to copy; call after the widgets.
 
@@ -123,6 +150,7 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
     if mine != current and not (untouched and mine == initial):
         st.query_params.from_dict(params)
         st.session_state[f"_link_{page}"] = mine
+        _remember(page, mine)
     record_shown(f.key for f in fields)  # what a message sent before this run is drawn echoes
     base = str(st.context.url or "").split("?")[0]
     with st.popover("Copy link to this example", icon=":material/link:"):

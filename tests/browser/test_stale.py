@@ -11,7 +11,7 @@ from playwright.sync_api import Page, WebSocketRoute, expect
 
 from lnlab.teach.presets import CUSTOM_PRESET, TOKEN_PRESETS
 
-from .conftest import APP_PAGES, StreamlitServer, expect_rerun, wait_for_app
+from .conftest import APP_PAGES, MAIN, StreamlitServer, expect_rerun, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -19,6 +19,7 @@ STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
 TEXT = ".st-key-st_text textarea"
 PRESET = ".st-key-st_preset"
 EPS = ".st-key-st_eps input"
+EPS_UP = ".st-key-st_eps button[data-testid='stNumberInputStepUp']"
 PRESET_TITLE = TOKEN_PRESETS[0].title  # the default: 2, 4, 6, 8
 HOLD_MS = 1500  # long enough for the server to finish the run whose reply is held
 
@@ -73,7 +74,7 @@ def test_a_click_before_the_reply_keeps_the_typed_embeddings(
     page.locator(TEXT).fill("1, 2, 3, 10")
     page.locator(TEXT).press("Control+Enter")
     page.wait_for_timeout(HOLD_MS)
-    page.locator(f"{EPS.removesuffix(' input')} button[data-testid='stNumberInputStepUp']").click()
+    page.locator(EPS_UP).click()
     page.wait_for_timeout(HOLD_MS)
     replies.release()
     wait_for_app(page)
@@ -97,3 +98,23 @@ def test_the_preset_chosen_again_after_an_edit_loads(
         page.get_by_role("option", name=PRESET_TITLE).click()
     expect(page.locator(TEXT)).to_have_value("2, 4, 6, 8")
     expect(page.locator(PRESET).get_by_role("combobox")).to_have_value(PRESET_TITLE)
+
+
+def test_a_click_before_the_reply_keeps_the_section_moved_to(
+    page: Page, streamlit_server: StreamlitServer, replies: Replies
+):
+    """Next on a section Python draws writes the new section into the address; a click on ε
+    sent before that reply arrives carries the old address, which is no link being opened."""
+    page.goto(streamlit_server.page_url(STEP_THROUGH) + "?v=1&step=7")
+    wait_for_app(page)
+    expect(page.locator(MAIN)).to_contain_text("7. Let γ and β undo it")
+    eps = float(page.locator(EPS).input_value())
+    replies.holding = True
+    page.locator(".st-key-step_through_next button").click()
+    page.wait_for_timeout(HOLD_MS)
+    page.locator(EPS_UP).click()
+    page.wait_for_timeout(HOLD_MS)
+    replies.release()
+    wait_for_app(page)
+    expect(page.locator(MAIN)).to_contain_text("8. The whole prompt: input")
+    expect(page.locator(EPS)).not_to_have_value(f"{eps:g}")
