@@ -37,7 +37,7 @@ from lnlab.ui.inputs import KEEP
 from lnlab.ui.links import share_link
 from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask, verdict
-from lnlab.ui.rerun import pace, rerun_if_asked
+from lnlab.ui.rerun import drew_section, pace, rerun_if_asked
 
 SLIDE_CHART_HEIGHT = 340  # px: a slide's chart beside its text, at 1024 x 768
 SLIDE_COLUMNS = 8  # a slide's table shows at most this many number columns
@@ -324,6 +324,7 @@ def _lesson_fragment(
     show_all = not slide and bool(ss.get(f"{page}_all", False))
     quiz = bool(quiz_key and ss.get(quiz_key, False))
     at = ss[slide_key]
+    drew_section(slide_key, at)
     class_on = teaching() is not None
     if live is None or not in_browser.covers(live, at, show_all, quiz=quiz, class_on=class_on):
         _sections(lesson, page, slide_key, controls, quiz, show_all)

@@ -34,6 +34,7 @@ import streamlit as st
 
 from lnlab.classroom.store import ClassError, Pulse, StoreDown, default_store, normalize_code
 from lnlab.core.errors import InputError
+from lnlab.ui.rerun import redraw_if_lost
 from lnlab.ui.served import STATIC, base_path
 
 PATH = "_lnlab/pulse/"
@@ -214,6 +215,7 @@ def following(every_s: float) -> Callable[[F], F]:
     def wrap(body: F) -> F:
         @functools.wraps(body)  # the fragment's identity stays the body's
         def guarded(*args: Any, **kwargs: Any) -> Any:
+            redraw_if_lost()  # a press whose slide this run's pulse kept from being drawn
             ss = st.session_state
             ss[_WATCHED], ss[_TIMER_S] = False, every_s
             try:

@@ -11,6 +11,7 @@ from lnlab.serving.pace import Pace
 
 _FULL_RERUN = "_lnlab_full_rerun"
 _PACE = "_lnlab_pace"  # the session's lnlab.serving.pace.Pace
+_DRAWN = "_lnlab_lesson_drawn"  # (page's script, slide key, section) the lesson last drew
 
 
 def rerun_app() -> None:
@@ -26,6 +27,35 @@ def rerun_if_asked() -> None:
     """Rerun the whole page if a callback asked for it (see rerun_app)."""
     if st.session_state.pop(_FULL_RERUN, False):
         st.rerun(scope="app")
+
+
+def drew_section(slide_key: str, at: int) -> None:
+    """The lesson's fragment drew section `at` (the value of `slide_key`) on this page."""
+    st.session_state[_DRAWN] = (_page(), slide_key, at)
+
+
+def redraw_if_lost() -> None:
+    """Rerun the whole page if the lesson's section moved but its fragment never drew it; call
+    from a fragment that runs alone.
+
+    Next's callback moves the section, then the lesson's fragment draws it. When another
+    fragment's run (a class's pulse) preempts that run after its callbacks, Streamlit drops
+    the lesson's run: the slide stayed put until the next press. The fragment that preempted
+    it calls this. At most once for each section drawn: the record goes with the rerun.
+    """
+    if not getattr(get_script_run_ctx(), "fragment_ids_this_run", None):
+        return  # a whole-page run: the lesson draws in it
+    drawn = st.session_state.get(_DRAWN)
+    if drawn is None or drawn[0] != _page():
+        return
+    _, key, at = drawn
+    if st.session_state.get(key, at) != at:
+        del st.session_state[_DRAWN]
+        st.rerun(scope="app")
+
+
+def _page() -> str:
+    return getattr(get_script_run_ctx(), "page_script_hash", "")
 
 
 def pace(fragment: bool = False) -> None:
