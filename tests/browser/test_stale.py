@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
@@ -19,6 +19,7 @@ STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
 TEXT = ".st-key-st_text textarea"
 PRESET = ".st-key-st_preset"
 EPS = ".st-key-st_eps input"
+NEXT = ".st-key-step_through_next button"  # Next on a section Python draws
 EPS_UP = ".st-key-st_eps button[data-testid='stNumberInputStepUp']"
 PRESET_TITLE = TOKEN_PRESETS[0].title  # the default: 2, 4, 6, 8
 HOLD_MS = 1500  # long enough for the server to finish the run whose reply is held
@@ -63,24 +64,34 @@ def _open(page: Page, server: StreamlitServer) -> None:
     wait_for_app(page)
 
 
+def _then_eps_before_the_reply(page: Page, replies: Replies, action: Callable[[], None]) -> None:
+    """Do `action`, then click ε's + before its reply arrives; then let the replies through.
+    The click counts too."""
+    eps = float(page.locator(EPS).input_value())
+    replies.holding = True
+    action()
+    page.wait_for_timeout(HOLD_MS)
+    page.locator(EPS_UP).click()
+    page.wait_for_timeout(HOLD_MS)
+    replies.release()
+    wait_for_app(page)
+    expect(page.locator(EPS)).not_to_have_value(f"{eps:g}")
+
+
 def test_a_click_before_the_reply_keeps_the_typed_embeddings(
     page: Page, streamlit_server: StreamlitServer, replies: Replies
 ):
     """The embeddings make the preset "Custom" on the server; a click on ε sent before that
     reply arrives carries the old preset, which must not load the preset over the text."""
     _open(page, streamlit_server)
-    eps = float(page.locator(EPS).input_value())
-    replies.holding = True
-    page.locator(TEXT).fill("1, 2, 3, 10")
-    page.locator(TEXT).press("Control+Enter")
-    page.wait_for_timeout(HOLD_MS)
-    page.locator(EPS_UP).click()
-    page.wait_for_timeout(HOLD_MS)
-    replies.release()
-    wait_for_app(page)
+
+    def edit() -> None:
+        page.locator(TEXT).fill("1, 2, 3, 10")
+        page.locator(TEXT).press("Control+Enter")
+
+    _then_eps_before_the_reply(page, replies, edit)
     expect(page.locator(TEXT)).to_have_value("1, 2, 3, 10")
     expect(page.locator(PRESET).get_by_role("combobox")).to_have_value(CUSTOM_PRESET.title)
-    expect(page.locator(EPS)).not_to_have_value(f"{eps:g}")  # the click counts too
 
 
 def test_the_preset_chosen_again_after_an_edit_loads(
@@ -108,13 +119,5 @@ def test_a_click_before_the_reply_keeps_the_section_moved_to(
     page.goto(streamlit_server.page_url(STEP_THROUGH) + "?v=1&step=7")
     wait_for_app(page)
     expect(page.locator(MAIN)).to_contain_text("7. Let γ and β undo it")
-    eps = float(page.locator(EPS).input_value())
-    replies.holding = True
-    page.locator(".st-key-step_through_next button").click()
-    page.wait_for_timeout(HOLD_MS)
-    page.locator(EPS_UP).click()
-    page.wait_for_timeout(HOLD_MS)
-    replies.release()
-    wait_for_app(page)
+    _then_eps_before_the_reply(page, replies, page.locator(NEXT).click)
     expect(page.locator(MAIN)).to_contain_text("8. The whole prompt: input")
-    expect(page.locator(EPS)).not_to_have_value(f"{eps:g}")
