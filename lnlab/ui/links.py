@@ -15,7 +15,7 @@ from lnlab.teach.links import Field, decode_link, encode_link, link_state, widge
 from lnlab.teach.markdown import plain
 from lnlab.ui.classroom import url_params
 from lnlab.ui.page import PRESENT_KEY, presenting
-from lnlab.ui.stale import record_shown
+from lnlab.ui.stale import address, record_shown
 
 _NOT_STATE = (PRESENT_KEY, *CLASS_PARAMS)  # query parameters of the app, not of a page
 # What Streamlit's server does with a longer query string: it drops it (see mark_dropped_links)
@@ -84,7 +84,9 @@ def open_link(page: str, fields: tuple[Field, ...]) -> bool:
         if f.key in st.session_state:
             st.session_state[f.key] = st.session_state[f.key]
     params = {k: v for k, v in _query().items() if k not in _NOT_STATE}
-    signature = repr(sorted(params.items()))
+    signature = address(
+        ((k, v) for k in st.query_params for v in st.query_params.get_all(k)), _NOT_STATE
+    )
     if st.session_state.get(f"_link_{page}") == signature:
         return False
     if _had(page, signature) and not _history_navigation():
@@ -142,7 +144,7 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
     if presenting():
         params[PRESENT_KEY] = "1"
     params |= url_params()  # a student's class goes with them from page to page
-    mine = repr(sorted((k, v) for k, v in params.items() if k not in _NOT_STATE))
+    mine = address(params.items(), _NOT_STATE)
     initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
     current = st.session_state.get(f"_link_{page}")  # what the URL holds now
     clean = "[]"
@@ -151,7 +153,8 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
         st.query_params.from_dict(params)
         st.session_state[f"_link_{page}"] = mine
         _remember(page, mine)
-    record_shown(f.key for f in fields)  # what a message sent before this run is drawn echoes
+    # what a message sent before this run is drawn echoes (lnlab.ui.stale)
+    record_shown((f.key for f in fields), st.session_state.get(f"_link_{page}"), _NOT_STATE)
     base = str(st.context.url or "").split("?")[0]
     with st.popover("Copy link to this example", icon=":material/link:"):
         st.caption("Anyone who opens this link sees the same example and settings.")

@@ -18,7 +18,7 @@ widget back after seeing the server's value is heard: their message carries that
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -27,16 +27,27 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state.session_state import SessionState, WStates
 
-SEEN = "_lnlab_seen"  # after the last finished run: {"url": its address, "shown": {key: value}}
+SEEN = "_lnlab_seen"  # after the last finished run: its address and the values it showed
 SENT = "_lnlab_sent"  # widget id -> the link widget's state as the page last sent it
 
 
-def record_shown(keys: Iterable[str]) -> None:
-    """At the end of a page's run: the values of its link's widgets `keys` and the address the
-    page shows once this run is drawn."""
+def address(params: Iterable[tuple[str, str]], ignore: Collection[str]) -> str:
+    """An address as its link's state: its parameters but the `ignore`d ones (a repeated one as
+    a list), in order. lnlab.ui.links compares addresses by it."""
+    values: dict[str, list[str]] = {}
+    for name, value in params:
+        if name not in ignore:
+            values.setdefault(name, []).append(value)
+    return repr(sorted((k, v[0] if len(v) == 1 else v) for k, v in values.items()))
+
+
+def record_shown(keys: Iterable[str], shown_address: str | None, ignore: Collection[str]) -> None:
+    """At the end of a page's run: the values of its link's widgets `keys`, and the address
+    (`address(..., ignore)`) the page holds once this run is drawn: the one this run wrote,
+    or the last one written or opened (not the one a late message carried)."""
     ss = st.session_state
-    url = sorted((k, v) for k in st.query_params for v in st.query_params.get_all(k))
-    ss[SEEN] = {"url": url, "shown": {k: ss[k] for k in keys if k in ss}}
+    shown = {k: ss[k] for k in keys if k in ss}
+    ss[SEEN] = {"address": shown_address, "ignore": tuple(ignore), "shown": shown}
 
 
 def is_stale(*, unchanged: bool, value: Any, server: Any, shown: Any, address_seen: bool) -> bool:
@@ -61,10 +72,11 @@ def install() -> None:
 
 
 def _leave_stale_out(state: SessionState, widget_states: WidgetStates) -> None:
-    seen = _get(state, SEEN) or {"url": None, "shown": {}}
+    seen = _get(state, SEEN) or {"address": None, "ignore": (), "shown": {}}
     before = _get(state, SENT) or {}
     ctx = get_script_run_ctx()
-    address_seen = ctx is not None and sorted(parse_qsl(ctx.query_string)) == seen["url"]
+    sent_from = ctx and address(parse_qsl(ctx.query_string, keep_blank_values=True), seen["ignore"])
+    address_seen = sent_from == seen["address"]
     keys = state._key_id_mapper.id_key_mapping
     sent: dict[str, bytes] = {}
     for i in reversed(range(len(widget_states.widgets))):

@@ -43,3 +43,12 @@ def test_install_wraps_once():
         assert wrapped is not original
     finally:
         SessionState.set_widgets_from_proto = original
+
+
+def test_an_address_is_its_links_state_in_order():
+    params = [("x", "1,2"), ("present", "1"), ("v", "1"), ("tok", "2"), ("tok", "3")]
+    assert stale.address(params, ignore=("present",)) == repr(
+        [("tok", ["2", "3"]), ("v", "1"), ("x", "1,2")]
+    )
+    unique = params[:4]  # the order of the parameters does not matter
+    assert stale.address(reversed(unique), ("present",)) == stale.address(unique, ("present",))
