@@ -164,9 +164,12 @@ def _run_benchmark(shape: tuple[int, int, int], device: str, dtype: str) -> None
     worker process, then rerun the page so the lesson shows the new timings."""
     line = ui.Line()
     try:
-        with st.spinner(
-            f"Benchmark on {device}: at most {benchmark.DEADLINE_S:g} s once its turn comes..."
-        ):
+        with (
+            st.spinner(
+                f"Benchmark on {device}: at most {benchmark.DEADLINE_S:g} s once its turn comes..."
+            ),
+            ui.turn_aside(),
+        ):  # the run waits for the worker process
             result = benchmark.run_scale_up(
                 *shape, device, dtype, owner=ui.visitor(), on_wait=line.on_wait
             )

@@ -42,7 +42,7 @@ from lnlab.ui.links import open_link, share_link
 from lnlab.ui.live import LiveSections
 from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
 from lnlab.ui.quiz import QUIZ_KEY, ask, predict_toggle
-from lnlab.ui.rerun import rerun_app
+from lnlab.ui.rerun import rerun_app, turn_aside
 
 __all__ = [
     "KEEP",
@@ -73,6 +73,7 @@ __all__ = [
     "table",
     "text_box",
     "token_choice",
+    "turn_aside",
     "visitor",
     "within",
 ]

@@ -1,17 +1,24 @@
-"""Reruns: whole-page reruns asked for from inside a fragment, and the pace of a session's runs."""
+"""Reruns: whole-page reruns asked for from inside a fragment, the pace of a session's runs,
+and whose run goes next when the process is busy."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner import get_script_run_ctx, script_runner
 
+from lnlab.serving.fair_share import FairShare
 from lnlab.serving.pace import Pace
+from lnlab.ui.claims import client_address
 
 _FULL_RERUN = "_lnlab_full_rerun"
 _PACE = "_lnlab_pace"  # the session's lnlab.serving.pace.Pace
 _DRAWN = "_lnlab_lesson_drawn"  # (page's script, slide key, section) the lesson last drew
+_OWNER = "_lnlab_owner"  # (session id, address): whose runs these are, for SHARE
+SHARE = FairShare()  # the process's turns to run, once install() has made runs give them back
 
 
 def rerun_app() -> None:
@@ -65,8 +72,48 @@ def pace(fragment: bool = False) -> None:
     The wait holds no lock and no CPU. With runner.fastReruns off (.streamlit/config.toml)
     the rerun requests that arrive meanwhile are merged into one, which starts as soon as
     this run touches Streamlit again: a flood of requests costs a few runs a second.
+    Then, once install() has run (the launcher), the run waits for its turn (SHARE): while the
+    process is busy, the visitors who have used the least of it lately go first.
     """
     if fragment and not getattr(get_script_run_ctx(), "fragment_ids_this_run", None):
         return  # part of a whole-page run, which has paid
     if wait := st.session_state.setdefault(_PACE, Pace()).take(time.monotonic()):
         time.sleep(wait)
+    _take_turn()
+
+
+def install() -> None:
+    """Make every script run give its turn back when it ends (lnlab.serving.fair_share); from
+    then on, paced runs take one first. Without this (AppTest) runs take no turns."""
+    original = script_runner.exec_func_with_error_handling
+    if getattr(original, "gives_turns_back", False):
+        return
+
+    def run(func, ctx):  # type: ignore[no-untyped-def]
+        try:
+            return original(func, ctx)
+        finally:
+            SHARE.give_back()
+
+    run.gives_turns_back = True  # type: ignore[attr-defined]
+    script_runner.exec_func_with_error_handling = run
+
+
+@contextmanager
+def turn_aside() -> Iterator[None]:
+    """Give this run's turn back while it waits on other work (the heavy-work line, the
+    worker process), and wait for a turn again after it: a wait holds nobody up."""
+    if not SHARE.holding():
+        yield
+        return
+    SHARE.give_back()
+    yield
+    _take_turn()  # not after an exception: the run ends without running more
+
+
+def _take_turn() -> None:
+    if getattr(script_runner.exec_func_with_error_handling, "gives_turns_back", False):
+        owner = st.session_state.get(_OWNER)
+        if owner is None:
+            owner = st.session_state[_OWNER] = (get_script_run_ctx().session_id, client_address())
+        SHARE.take(*owner)

@@ -116,17 +116,19 @@ def no_referrer() -> None:
 
 def main(argv: list[str]) -> int:
     """Warm, make the server mark the links it drops and leave out stale widget values
-    (lnlab.ui.stale), answer class pulses (lnlab.ui.pulse),
+    (lnlab.ui.stale), share the process's runs fairly (lnlab.ui.rerun), answer class pulses
+    (lnlab.ui.pulse),
     serve the page with lnlab.ui.shell and return large freed blocks, then run
     `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
     from lnlab.serving import worker
-    from lnlab.ui import failover, pulse, shell, stale
+    from lnlab.ui import failover, pulse, rerun, shell, stale
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
     stale.install()  # a value a page sent before it saw the server's is not the visitor's
+    rerun.install()  # runs take turns while the process is busy: the least served go first
     no_referrer()
     pulse.install()  # GET /_lnlab/pulse/<code>: a class's devices follow it without script runs
     shell.install()  # the page's HTML carries the app's CSS and the assist script

@@ -11,6 +11,7 @@ from lnlab.labs.training.config import TrainConfig
 from lnlab.labs.training.run import LabResult
 from lnlab.labs.training.worker import LAB, Progress
 from lnlab.ui.line import Line, visitor
+from lnlab.ui.rerun import turn_aside
 
 
 def train(config: TrainConfig) -> LabResult | None:
@@ -25,7 +26,8 @@ def train(config: TrainConfig) -> LabResult | None:
         bar.progress(p.share, text=p.text())
 
     try:
-        result = LAB.train(config, visitor(), progress, line.on_wait)
+        with turn_aside():  # the run waits for the worker process
+            result = LAB.train(config, visitor(), progress, line.on_wait)
     except InputError as err:  # BusyError too: the line is full or too long
         bar.empty()
         line.refused(str(err))

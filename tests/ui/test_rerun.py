@@ -50,3 +50,46 @@ def test_nothing_in_a_whole_page_run_or_on_another_page(reruns):
     reruns.ctx.fragment_ids_this_run = []  # a whole-page run: the lesson draws in it
     rerun.redraw_if_lost()
     assert reruns.asked == []
+
+
+def _takes_turns() -> None:  # an AppTest script: the turns a run holds, noted at each point
+    import streamlit as st
+
+    from lnlab.ui import rerun
+
+    rerun.pace()
+    st.session_state.noted = [rerun.SHARE.holding()]
+    with rerun.turn_aside():
+        st.session_state.noted.append(rerun.SHARE.holding())
+    if st.session_state.get("fail"):
+        raise ValueError("a page's error")
+    st.session_state.noted.append(rerun.SHARE.holding())
+    if st.session_state.get("fail"):
+        raise ValueError("a page's error")
+
+
+def test_a_run_takes_a_turn_gives_it_aside_and_back_at_its_end(monkeypatch):
+    """With the launcher's install(), a paced run holds a turn (lnlab.serving.fair_share), gives
+    it back while it waits on other work, and gives it back when it ends, error or not."""
+    from streamlit.runtime.scriptrunner import script_runner
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setattr(
+        script_runner, "exec_func_with_error_handling", script_runner.exec_func_with_error_handling
+    )
+    at = AppTest.from_function(_takes_turns)
+    at.run()
+    assert at.session_state.noted == [False, False, False]  # not installed: no turns (AppTest)
+    rerun.install()
+    wrapped = script_runner.exec_func_with_error_handling
+    rerun.install()
+    assert script_runner.exec_func_with_error_handling is wrapped  # once only
+    at.run()
+    assert not at.exception
+    assert at.session_state.noted == [True, False, True]
+    assert (rerun.SHARE.held(), rerun.SHARE.waiting()) == (0, 0)  # given back at the run's end
+    assert rerun.SHARE.usage(*at.session_state[rerun._OWNER]) > 0
+    at.session_state["fail"] = True
+    at.run()
+    assert at.exception
+    assert rerun.SHARE.held() == 0
