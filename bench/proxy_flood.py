@@ -223,6 +223,13 @@ async def measure(url: str, run: Run, kind: str, seconds: float = FLOOD_S) -> No
     run.flood = await flooding
 
 
+def slowest(values: list[float]) -> str:
+    """Which visit was the slowest ("#3 of 72"): the first ones meet a flood with no past."""
+    if not values:
+        return "none"
+    return f"#{values.index(max(values)) + 1} of {len(values)}"
+
+
 def kinds(errors: dict[str, int]) -> str:
     """ ": HTTP 429 x 3, TimeoutError x 1", or "" when none."""
     return ": " + ", ".join(f"{k} x {n}" for k, n in errors.items()) if errors else ""
@@ -257,6 +264,8 @@ def main() -> None:
             spread(run.during_s),
             run.bystander_errors,
             run.flood,
+            "slowest visit:",
+            slowest(run.during_s),
             flush=True,
         )
     rows = [

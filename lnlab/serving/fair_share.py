@@ -6,12 +6,17 @@ open sessions, each within its own pace, lnlab.serving.pace) then slowed every o
 page about twentyfold, and HAProxy cannot see it: the runs are messages inside open websockets.
 
 FairShare lets `at_once` runs go at a time and queues the others. A free turn goes to the
-waiter whose address and session have used the least processor time lately:
+waiter that would have come first if each had come as much later as it has used lately:
 
-    key = usage(address) + usage(session),  usage = Σ cpu seconds · 2^(-age / half_life)
+    place = arrived + usage(address) + max(0, usage(session) - allowance) + later_s,
+    usage = Σ cpu seconds · 2^(-age / half_life)
 
-so a visitor who just arrived goes before a flood's next run, a student behind the same school
-router as a flooding classmate goes before the flooder, and equals take turns in arrival order.
+so a visitor from another address goes before a flood's next run (its address has used tens of
+seconds), a student behind the same school router as a flooding classmate before the flooding
+session, the sessions within the allowance (a student clicking through a lesson, a teacher
+pressing Next five times a second) in the order they came, and a run that only redraws what a
+class shows (`later_s`: a pulse's) behind the clicks of the last few seconds, never longer.
+Whoever waits long enough goes: nobody is shut out for good, a flood included.
 The flood's waiting requests merge in Streamlit meanwhile (one rerun per session), so waiting
 costs nothing. Nobody waits on a stalled run: a turn held longer than `hold_s` (a run waiting
 for the database or for heavy work) stops counting, and the next waiter goes.
@@ -28,6 +33,10 @@ from dataclasses import dataclass, field
 AT_ONCE = 1  # runs at a time: more share the interpreter lock and only finish later together
 HOLD_S = 0.5  # a turn held longer than this no longer keeps the next waiter out
 HALF_LIFE_S = 10.0  # usage halves in this time
+ALLOWANCE_S = 2.0  # a session's usage that counts as none: about 14 % of a core kept up (a
+# session flooding at its pace, lnlab.serving.pace, keeps 3-7 s; a student stepping through a
+# lesson about 0.4; a teacher pressing Next five times a second about 1.1)
+REDRAW_LATER_S = 3.0  # a run that only redraws what a class shows goes as if it came this late
 FORGET_BELOW_S = 1e-4  # usage under this is dropped with its owner (bounded memory)
 
 
@@ -51,6 +60,7 @@ class _Waiter:
     thread: int
     session: Hashable
     address: Hashable
+    arrived: float  # plus later_s
     order: int
     admitted: threading.Event = field(default_factory=threading.Event)
 
@@ -72,11 +82,13 @@ class FairShare:
         at_once: int = AT_ONCE,
         hold_s: float = HOLD_S,
         half_life_s: float = HALF_LIFE_S,
+        allowance_s: float = ALLOWANCE_S,
         clock: Callable[[], float] = time.monotonic,
         cpu: Callable[[], float] = time.thread_time,
         thread: Callable[[], int] = threading.get_ident,
     ) -> None:
         self.at_once, self.hold_s, self.half_life_s = at_once, hold_s, half_life_s
+        self.allowance_s = allowance_s
         self._clock, self._cpu, self._thread = clock, cpu, thread
         self._lock = threading.Lock()
         self._waiting: list[_Waiter] = []
@@ -84,13 +96,14 @@ class FairShare:
         self._usage: dict[Hashable, Usage] = {}  # ("address", a) / ("session", s) -> usage
         self._order = itertools.count()
 
-    def take(self, session: Hashable, address: Hashable) -> float:
-        """Wait for this thread's turn; the seconds waited."""
+    def take(self, session: Hashable, address: Hashable, later_s: float = 0.0) -> float:
+        """Wait for this thread's turn, placed as if it came `later_s` later; the seconds
+        waited."""
         me, start = self._thread(), self._clock()
         with self._lock:
             if me in self._turns:
                 return 0.0
-            waiter = _Waiter(me, session, address, next(self._order))
+            waiter = _Waiter(me, session, address, start + later_s, next(self._order))
             self._waiting.append(waiter)
             self._admit(start)
         while not waiter.admitted.wait(self._until_a_turn_lapses()):
@@ -128,23 +141,27 @@ class FairShare:
         with self._lock:
             return len(self._turns)
 
-    def usage(self, session: Hashable, address: Hashable) -> float:
-        """The key that orders a waiter: usage(address) + usage(session), in seconds now."""
+    def usage(self, session: Hashable, address: Hashable) -> tuple[float, float]:
+        """Processor seconds used lately by `session` and by `address`."""
         with self._lock:
-            return self._key(session, address, self._clock())
+            now = self._clock()
+            return self._used(("session", session), now), self._used(("address", address), now)
 
-    def _key(self, session: Hashable, address: Hashable, now: float) -> float:
-        return sum(
-            self._usage[o].at(now) if o in self._usage else 0.0
-            for o in (("address", address), ("session", session))
-        )
+    def _place(self, waiter: _Waiter, now: float) -> float:
+        """When `waiter` would have come: arrived + usage(address)
+        + max(0, usage(session) - allowance) (+ later_s, in arrived)."""
+        over = self._used(("session", waiter.session), now) - self.allowance_s
+        return waiter.arrived + self._used(("address", waiter.address), now) + max(0.0, over)
+
+    def _used(self, owner: tuple[str, Hashable], now: float) -> float:
+        return self._usage[owner].at(now) if owner in self._usage else 0.0
 
     def _admit(self, now: float) -> None:
         """Give free turns to the least served waiters (under the lock); a turn counts from
         its admission, before its thread wakes."""
         busy = sum(1 for t in self._turns.values() if now - t.since < self.hold_s)
         while busy < self.at_once and self._waiting:
-            best = min(self._waiting, key=lambda w: (self._key(w.session, w.address, now), w.order))
+            best = min(self._waiting, key=lambda w: (self._place(w, now), w.order))
             self._waiting.remove(best)
             self._turns[best.thread] = _Turn(best.session, best.address, now)
             best.admitted.set()

@@ -34,7 +34,7 @@ import streamlit as st
 
 from lnlab.classroom.store import ClassError, Pulse, StoreDown, default_store, normalize_code
 from lnlab.core.errors import InputError
-from lnlab.ui.rerun import redraw_if_lost
+from lnlab.ui.rerun import redraw_if_lost, redraws_a_class
 from lnlab.ui.served import STATIC, base_path
 
 PATH = "_lnlab/pulse/"
@@ -216,6 +216,7 @@ def following(every_s: float) -> Callable[[F], F]:
         @functools.wraps(body)  # the fragment's identity stays the body's
         def guarded(*args: Any, **kwargs: Any) -> Any:
             redraw_if_lost()  # a press whose slide this run's pulse kept from being drawn
+            redraws_a_class(_fragment_id())  # its runs alone wait behind visitors' clicks
             ss = st.session_state
             ss[_WATCHED], ss[_TIMER_S] = False, every_s
             try:

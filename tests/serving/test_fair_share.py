@@ -49,18 +49,19 @@ def _eventually(condition) -> None:
 
 
 class Run:
-    """A run in its own thread: waits for a turn, notes `name` in `order`, holds the turn
-    until `finish`."""
+    """A run in its own thread: waits for a turn (placed `later_s` later), notes `name` in
+    `order`, holds the turn until `finish`."""
 
-    def __init__(self, share, order: list[str], name: str, session: str, address: str) -> None:
+    def __init__(
+        self, share, order: list[str], name: str, session: str, address: str, later_s=0.0
+    ) -> None:
         self.done = threading.Event()
-        self.thread = threading.Thread(
-            target=self._run, args=(share, order, name, session, address)
-        )
+        args = (share, order, name, session, address, later_s)
+        self.thread = threading.Thread(target=self._run, args=args)
         self.thread.start()
 
-    def _run(self, share, order, name, session, address) -> None:
-        share.turns.take(session, address)
+    def _run(self, share, order, name, session, address, later_s) -> None:
+        share.turns.take(session, address, later_s=later_s)
         order.append(name)
         self.done.wait(DEADLINE_S)
         share.turns.give_back()
@@ -70,15 +71,18 @@ class Run:
         self.thread.join(DEADLINE_S)
 
 
-def _turns_in_order(share, runs: list[tuple[str, str, str]]) -> list[str]:
-    """Start `runs` (name, session, address) while this thread holds the only turn, each
-    queued before the next starts; give the turn back, and let each run finish once it has
-    its turn: the names in the order they got it."""
+def _turns_in_order(share, runs: list[tuple]) -> list[str]:
+    """Start `runs` while this thread holds the only turn, each queued before the next starts;
+    give the turn back, and let each run finish once it has its turn: the names in the order
+    they got it. A run is (name, session, address) or (name, session, address, at, later_s):
+    the clock moved to `at` before it comes."""
     order: list[str] = []
     share.turns.take("holder", "holder's address")
     started = {}
-    for k, (name, session, address) in enumerate(runs, 1):
-        started[name] = Run(share, order, name, session, address)
+    for k, (name, session, address, *when) in enumerate(runs, 1):
+        at, later_s = when or (share.clock.now, 0.0)
+        share.clock.now = at
+        started[name] = Run(share, order, name, session, address, later_s)
         _eventually(lambda k=k: share.turns.waiting() == k)
     share.turns.give_back()
     for k in range(len(runs)):
@@ -97,10 +101,10 @@ def test_usage_halves_every_half_life():
 
 def test_a_run_is_charged_its_processor_time_to_its_address_and_its_session(share):
     _used(share, "s", "a", 0.3)
-    assert share.turns.usage("s", "a") == pytest.approx(0.6)  # address 0.3 + session 0.3
-    assert share.turns.usage("other session", "a") == pytest.approx(0.3)
+    assert share.turns.usage("s", "a") == pytest.approx((0.3, 0.3))  # session, address
+    assert share.turns.usage("other session", "a") == pytest.approx((0.0, 0.3))
     share.clock.now += 10.0
-    assert share.turns.usage("s", "a") == pytest.approx(0.3)
+    assert share.turns.usage("s", "a") == pytest.approx((0.15, 0.15))
 
 
 def test_a_thread_holds_one_turn_and_gives_it_back_once(share):
@@ -112,7 +116,7 @@ def test_a_thread_holds_one_turn_and_gives_it_back_once(share):
     share.turns.give_back()
     share.turns.give_back()  # nothing held: nothing charged twice
     assert not share.turns.holding()
-    assert share.turns.usage("s", "a") == pytest.approx(0.2)
+    assert share.turns.usage("s", "a") == pytest.approx((0.1, 0.1))
 
 
 def test_a_new_visitor_goes_before_a_floods_next_run(share):
@@ -126,13 +130,48 @@ def test_a_new_visitor_goes_before_a_floods_next_run(share):
 
 
 def test_behind_one_router_a_classmate_goes_before_the_flooding_session(share):
-    for _ in range(20):
+    for _ in range(100):  # 5 s: over the allowance, as a session flooding at its pace is
         _used(share, "flooder", "school", 0.05)
     _used(share, "classmate", "school", 0.01)
     order = _turns_in_order(
         share, [("flooder", "flooder", "school"), ("classmate", "classmate", "school")]
     )
     assert order == ["classmate", "flooder"]
+
+
+def test_sessions_within_the_allowance_keep_their_place_in_line(share):
+    """A student stepping through a lesson is not put behind every device a question redrew."""
+    for _ in range(30):
+        _used(share, "busy student", "school", 0.05)  # 1.5 s: within the allowance
+    for k in range(5):
+        _used(share, f"device {k}", "school", 0.015)
+    runs = [("busy student", "busy student", "school")]
+    runs += [(f"device {k}", f"device {k}", "school") for k in range(5)]
+    assert _turns_in_order(share, runs) == [name for name, _, _ in runs]
+
+
+def test_a_flood_waits_only_as_long_as_it_used(share):
+    """Usage places a run later, not last for good: a flood's run that has waited longer than
+    its address used goes before a newer visitor's."""
+    _used(share, "flooder", "flood", 1.0)  # its address: 1 s (its session: within the allowance)
+    runs = [("flood", "flooder", "flood", 0.0, 0.0), ("visitor", "visitor", "elsewhere", 0.5, 0.0)]
+    assert _turns_in_order(share, runs) == ["visitor", "flood"]
+    share.clock.now = 0.0
+    runs = [("flood", "flooder", "flood", 0.0, 0.0), ("visitor", "visitor", "elsewhere", 2.0, 0.0)]
+    assert _turns_in_order(share, runs) == ["flood", "visitor"]
+
+
+def test_a_class_redraw_goes_behind_the_clicks_of_the_last_few_seconds(share):
+    redraw = ("device", "device", "school", 0.0, 3.0)
+    assert _turns_in_order(share, [redraw, ("click", "student", "school", 1.0, 0.0)]) == [
+        "click",
+        "device",
+    ]
+    share.clock.now = 0.0
+    assert _turns_in_order(share, [redraw, ("click", "student", "school", 4.0, 0.0)]) == [
+        "device",
+        "click",
+    ]
 
 
 def test_equals_take_turns_in_arrival_order(share):

@@ -69,8 +69,9 @@ def _takes_turns() -> None:  # an AppTest script: the turns a run holds, noted a
 
 
 def test_a_run_takes_a_turn_gives_it_aside_and_back_at_its_end(monkeypatch):
-    """With the launcher's install(), a paced run holds a turn (lnlab.serving.fair_share), gives
-    it back while it waits on other work, and gives it back when it ends, error or not."""
+    """With the launcher's install(), every run is paced once and holds a turn
+    (lnlab.serving.fair_share), gives it back while it waits on other work, and gives it back
+    when it ends, error or not."""
     from streamlit.runtime.scriptrunner import script_runner
     from streamlit.testing.v1 import AppTest
 
@@ -84,12 +85,42 @@ def test_a_run_takes_a_turn_gives_it_aside_and_back_at_its_end(monkeypatch):
     wrapped = script_runner.exec_func_with_error_handling
     rerun.install()
     assert script_runner.exec_func_with_error_handling is wrapped  # once only
+    paced = []
+    take = rerun.Pace.take
+    monkeypatch.setattr(rerun.Pace, "take", lambda self, now: paced.append(now) or take(self, now))
     at.run()
+    assert len(paced) == 1  # by install's wrapper; the page's pace() leaves it to that
     assert not at.exception
     assert at.session_state.noted == [True, False, True]
     assert (rerun.SHARE.held(), rerun.SHARE.waiting()) == (0, 0)  # given back at the run's end
-    assert rerun.SHARE.usage(*at.session_state[rerun._OWNER]) > 0
+    assert min(rerun.SHARE.usage(*at.session_state[rerun._OWNER])) > 0  # charged
     at.session_state["fail"] = True
     at.run()
     assert at.exception
     assert rerun.SHARE.held() == 0
+
+
+def test_a_run_of_a_class_redraw_alone_goes_behind_visitors_clicks(monkeypatch):
+    """A run of only the fragments that redraw what a class shows is placed REDRAW_LATER_S
+    later; a whole-page run or one with another fragment is not. (AppTest cannot run a
+    fragment alone: the wrapper is called as Streamlit calls it.)"""
+    from streamlit.runtime.scriptrunner import script_runner
+
+    monkeypatch.setattr(script_runner, "exec_func_with_error_handling", lambda func, ctx: func())
+    rerun.install()
+    asked = []
+    monkeypatch.setattr(rerun.SHARE, "take", lambda *owner, later_s: asked.append(later_s))
+    monkeypatch.setattr(rerun.SHARE, "give_back", lambda: None)
+    keys = (rerun._OWNER, rerun._PACE, rerun._REDRAWS)
+    st.session_state[rerun._OWNER] = ("session", "address")
+    rerun.redraws_a_class("follower")
+    try:
+        for ids in (None, ["follower"], ["follower", "lesson"], ["lesson"]):
+            ran = script_runner.exec_func_with_error_handling(
+                lambda: "ran", SimpleNamespace(fragment_ids_this_run=ids)
+            )
+            assert ran == "ran"
+    finally:
+        for key in keys:
+            st.session_state.pop(key, None)
+    assert asked == [0.0, rerun.REDRAW_LATER_S, 0.0, 0.0]
