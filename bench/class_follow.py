@@ -49,6 +49,7 @@ from bench.report import load_average, record
 from bench.sessions import Run, Session, WrongPage, cpu_of, stream
 from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.classroom.store import ClassStore, Limits
+from lnlab.ui.rerun import PULSE_KEY
 
 STUDENT_COUNTS = (120, 300)
 CLASS_SIZE = 150  # students per class (the store's cap is 200): 300 students are 2 classes
@@ -58,7 +59,6 @@ BYSTANDER_GAP_S = 1.0
 OPENING = 10  # sessions opening at once
 WAIT_S = 60.0  # for every device to show a change
 SEED = 1
-PULSE_KEY = "lnlab_pulse_"
 COUNT = re.compile(r"\*\*(\d+) of (\d+)\*\* answered")
 QUESTION = LiveQuestion(
     qid="bench-mean",

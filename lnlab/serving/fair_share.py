@@ -17,9 +17,10 @@ session, the sessions within the allowance (a student clicking through a lesson,
 pressing Next five times a second) in the order they came, and a run that only redraws what a
 class shows (`later_s`: a pulse's) behind the clicks of the last few seconds, never longer.
 Whoever waits long enough goes: nobody is shut out for good, a flood included.
-The flood's waiting requests merge in Streamlit meanwhile (one rerun per session), so waiting
-costs nothing. Nobody waits on a stalled run: a turn held longer than `hold_s` (a run waiting
-for the database or for heavy work) stops counting, and the next waiter goes.
+While a run waits, the requests its session sends merge into it in Streamlit (one rerun per
+session), so a flood's waiting costs little. Nobody waits on a stalled run: a turn held longer
+than `hold_s` (a run waiting for the database or for heavy work) stops counting, and the next
+waiter goes; nobody polls it meanwhile.
 """
 
 from __future__ import annotations
@@ -95,15 +96,24 @@ class FairShare:
         self._turns: dict[int, _Turn] = {}  # thread -> its turn
         self._usage: dict[Hashable, Usage] = {}  # ("address", a) / ("session", s) -> usage
         self._order = itertools.count()
+        self._forgot_at = float("-inf")
 
-    def take(self, session: Hashable, address: Hashable, later_s: float = 0.0) -> float:
-        """Wait for this thread's turn, placed as if it came `later_s` later; the seconds
-        waited."""
+    def take(
+        self,
+        session: Hashable,
+        address: Hashable,
+        later_s: float = 0.0,
+        arrived: float | None = None,
+    ) -> float:
+        """Wait for this thread's turn, placed as if it came `later_s` after `arrived` (now,
+        unless the run goes on from an earlier one that kept its place); the seconds waited.
+        The thread that takes a turn gives it back."""
         me, start = self._thread(), self._clock()
         with self._lock:
             if me in self._turns:
                 return 0.0
-            waiter = _Waiter(me, session, address, start + later_s, next(self._order))
+            came = start if arrived is None else min(arrived, start)
+            waiter = _Waiter(me, session, address, came + later_s, next(self._order))
             self._waiting.append(waiter)
             self._admit(start)
         while not waiter.admitted.wait(self._until_a_turn_lapses()):
@@ -168,13 +178,16 @@ class FairShare:
             busy += 1
 
     def _until_a_turn_lapses(self) -> float:
-        """Seconds until the oldest turn stops counting (at least 1 ms)."""
+        """Seconds until the next turn that still counts stops counting (at least 1 ms; turns
+        that already lapsed are not waited for, so a stalled run costs waiters nothing)."""
         with self._lock:
             now = self._clock()
             ends = [t.since + self.hold_s - now for t in self._turns.values()]
-        return max(0.001, min(ends, default=self.hold_s))
+        return max(0.001, min((e for e in ends if e > 0), default=self.hold_s))
 
     def _forget(self, now: float) -> None:
-        if len(self._usage) > 256:
+        """Drop the owners whose usage has worn off: past 256 of them, at most once a second."""
+        if len(self._usage) > 256 and now - self._forgot_at >= 1.0:
+            self._forgot_at = now
             for owner in [o for o, u in self._usage.items() if u.at(now) < FORGET_BELOW_S]:
                 del self._usage[owner]

@@ -34,7 +34,7 @@ import streamlit as st
 
 from lnlab.classroom.store import ClassError, Pulse, StoreDown, default_store, normalize_code
 from lnlab.core.errors import InputError
-from lnlab.ui.rerun import redraw_if_lost, redraws_a_class
+from lnlab.ui.rerun import PULSE_KEY, redraw_if_lost, redraws_a_class
 from lnlab.ui.served import STATIC, base_path
 
 PATH = "_lnlab/pulse/"
@@ -282,7 +282,7 @@ def watch(
         except InputError:
             seen = UNKNOWN  # the fragment shows what is wrong; the browser asks again
     status = ss.get(_WORKS)
-    key = f"lnlab_pulse_{name}"
+    key = f"{PULSE_KEY}{name}"
     _component(
         key=key,
         data={

@@ -3,12 +3,15 @@ and whose run goes next when the process is busy."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.runtime.scriptrunner import get_script_run_ctx, script_runner
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
 from lnlab.serving.fair_share import REDRAW_LATER_S, FairShare
 from lnlab.serving.pace import Pace
@@ -19,7 +22,11 @@ _PACE = "_lnlab_pace"  # the session's lnlab.serving.pace.Pace
 _DRAWN = "_lnlab_lesson_drawn"  # (page's script, slide key, section) the lesson last drew
 _OWNER = "_lnlab_owner"  # (session id, address): whose runs these are, for SHARE
 _REDRAWS = "_lnlab_redraws"  # ids of this session's fragments that redraw what a class shows
-SHARE = FairShare()  # the process's turns to run, once install() has made runs give them back
+PULSE_KEY = "lnlab_pulse_"  # how lnlab.ui.pulse's components' keys begin: their triggers redraw
+_TRIGGERS = ("trigger_value", "string_trigger_value", "json_trigger_value")
+SHARE = FairShare()  # the process's turns to run, once install() has made runs take them
+_GOES_ON = threading.local()  # kept: (arrived, runs) of a run that ended for a rerun
+KEEP_PLACE_RERUNS = 3  # reruns in a row that keep the first run's place in line
 
 
 def rerun_app() -> None:
@@ -93,15 +100,53 @@ def install() -> None:
     def run(func, ctx):  # type: ignore[no-untyped-def]
         try:
             _wait_for_pace()
-            fragments = set(getattr(ctx, "fragment_ids_this_run", None) or ())
-            redraw = fragments and fragments <= st.session_state.get(_REDRAWS, set())
-            _take_turn(REDRAW_LATER_S if redraw else 0.0)
-            return original(func, ctx)
+            kept = getattr(_GOES_ON, "kept", None)
+            _GOES_ON.kept = None
+            arrived = kept[0] if kept else time.monotonic()
+            later = REDRAW_LATER_S if _redraws_only(ctx, _asked(func)) else 0.0
+            _take_turn(later, arrived)
+            result = original(func, ctx)
+            chain = kept[1] + 1 if kept else 1
+            if _ended_for_rerun(result) and chain <= KEEP_PLACE_RERUNS:
+                _GOES_ON.kept = (arrived, chain)  # the rerun goes on in this place in line
+            return result
         finally:
             SHARE.give_back()
 
     run.takes_turns = True  # type: ignore[attr-defined]
     script_runner.exec_func_with_error_handling = run
+
+
+def _asked(func: object) -> RerunData | None:
+    """What asked for the run `func` executes: Streamlit's code_to_exec keeps its RerunData as
+    a default argument (None if a later Streamlit does not)."""
+    defaults = getattr(func, "__defaults__", None) or ()
+    return next((d for d in defaults if isinstance(d, RerunData)), None)
+
+
+def _redraws_only(ctx: object, asked: RerunData | None) -> bool:
+    """Whether a run only redraws what a class shows: it runs fragments that all do so
+    (redraws_a_class), and their timer or a class's pulse asked for it, not a click in them."""
+    fragments = set(getattr(ctx, "fragment_ids_this_run", None) or ())
+    if not fragments or not fragments <= st.session_state.get(_REDRAWS, set()) or asked is None:
+        return False
+    if asked.is_auto_rerun:
+        return True
+    fired = [
+        w.id for w in (asked.widget_states.widgets if asked.widget_states else ()) if _fired(w)
+    ]
+    return bool(fired) and all(PULSE_KEY in widget_id for widget_id in fired)
+
+
+def _fired(widget: WidgetState) -> bool:
+    """A trigger in a message: a button pressed, a component's event."""
+    kind = widget.WhichOneof("value")
+    return kind in _TRIGGERS and bool(getattr(widget, kind))
+
+
+def _ended_for_rerun(result: object) -> bool:
+    """exec_func_with_error_handling's (result, ok, rerun data, stopped, error): a rerun."""
+    return isinstance(result, tuple) and len(result) > 2 and result[2] is not None
 
 
 def redraws_a_class(fragment_id: str | None) -> None:
@@ -125,19 +170,25 @@ def _wait_for_pace() -> None:
 @contextmanager
 def turn_aside() -> Iterator[None]:
     """Give this run's turn back while it waits on other work (the heavy-work line, the
-    worker process), and wait for a turn again after it: a wait holds nobody up."""
+    worker process), and wait for a turn again after it: a wait holds nobody up. After an
+    error too, which the page may show and go on from; not after Streamlit's rerun or stop
+    (BaseExceptions), which end the run."""
     if not (_installed() and SHARE.holding()):
         yield
         return
     SHARE.give_back()
-    yield
-    _take_turn()  # not after an exception: the run ends without running more
+    try:
+        yield
+    except Exception:
+        _take_turn()
+        raise
+    _take_turn()
 
 
-def _take_turn(later_s: float = 0.0) -> None:
+def _take_turn(later_s: float = 0.0, arrived: float | None = None) -> None:
     """Wait for this run's turn: while the process is busy, the visitors who have used the
     least of it lately go first (lnlab.serving.fair_share)."""
     owner = st.session_state.get(_OWNER)
     if owner is None:
         owner = st.session_state[_OWNER] = (get_script_run_ctx().session_id, client_address())
-    SHARE.take(*owner, later_s=later_s)
+    SHARE.take(*owner, later_s=later_s, arrived=arrived)

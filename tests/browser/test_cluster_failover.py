@@ -94,6 +94,9 @@ def test_killed_teacher_process_the_class_comes_back_as_it_was(browser: Browser,
             page.get_by_role("button", name="Step through one token").click()
         with expect_rerun(page):
             page.locator('[class*="st-key-live_ask_"] button').click()
+        # the run that ended may be a class redraw's, not Ask's (two busy cores): the question
+        # is posed once the projector shows it
+        expect(page.locator(".lnlab-live-prompt")).to_be_visible(timeout=15_000)
         posed = classes.current(code)
         student = classes.join(code, browser="a-phone-in-the-room")
         classes.answer(code, student, posed.question.qid, posed.question.options[0].text)

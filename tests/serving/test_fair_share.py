@@ -52,16 +52,14 @@ class Run:
     """A run in its own thread: waits for a turn (placed `later_s` later), notes `name` in
     `order`, holds the turn until `finish`."""
 
-    def __init__(
-        self, share, order: list[str], name: str, session: str, address: str, later_s=0.0
-    ) -> None:
+    def __init__(self, share, order, name, session, address, later_s=0.0, arrived=None) -> None:
         self.done = threading.Event()
-        args = (share, order, name, session, address, later_s)
+        args = (share, order, name, session, address, later_s, arrived)
         self.thread = threading.Thread(target=self._run, args=args)
         self.thread.start()
 
-    def _run(self, share, order, name, session, address, later_s) -> None:
-        share.turns.take(session, address, later_s=later_s)
+    def _run(self, share, order, name, session, address, later_s, arrived) -> None:
+        share.turns.take(session, address, later_s=later_s, arrived=arrived)
         order.append(name)
         self.done.wait(DEADLINE_S)
         share.turns.give_back()
@@ -219,3 +217,28 @@ def test_usage_of_those_long_gone_is_dropped(share):
     share.clock.now += 1000.0
     _used(share, "last", "last address", 0.001)
     assert len(share.turns._usage) <= 2
+
+
+def test_a_run_that_goes_on_from_an_earlier_one_keeps_its_place(share):
+    """A rerun that ended a run (st.rerun, a click during it) queues where that run came."""
+    order: list[str] = []
+    share.turns.take("holder", "holder's address")
+    share.clock.now = 1.0
+    visitor = Run(share, order, "visitor", "visitor", "b")
+    _eventually(lambda: share.turns.waiting() == 1)
+    share.clock.now = 2.0
+    goes_on = Run(share, order, "goes on", "student", "a", arrived=0.5)
+    _eventually(lambda: share.turns.waiting() == 2)
+    share.turns.give_back()
+    _eventually(lambda: order == ["goes on"])
+    goes_on.finish()
+    _eventually(lambda: order == ["goes on", "visitor"])
+    visitor.finish()
+
+
+def test_a_lapsed_turn_is_not_polled(share):
+    """Waiters behind a stalled run sleep until a turn that still counts lapses, not 1 ms."""
+    share.turns.take("stalled", "a")
+    share.clock.now += 6.0  # past hold_s (5 s): the turn no longer counts
+    assert share.turns._until_a_turn_lapses() == pytest.approx(5.0)
+    share.turns.give_back()

@@ -61,9 +61,12 @@ def _takes_turns() -> None:  # an AppTest script: the turns a run holds, noted a
     st.session_state.noted = [rerun.SHARE.holding()]
     with rerun.turn_aside():
         st.session_state.noted.append(rerun.SHARE.holding())
-    if st.session_state.get("fail"):
-        raise ValueError("a page's error")
     st.session_state.noted.append(rerun.SHARE.holding())
+    try:
+        with rerun.turn_aside():
+            raise LookupError("heavy work refused")  # the page shows it and goes on
+    except LookupError:
+        st.session_state.noted.append(rerun.SHARE.holding())
     if st.session_state.get("fail"):
         raise ValueError("a page's error")
 
@@ -80,7 +83,7 @@ def test_a_run_takes_a_turn_gives_it_aside_and_back_at_its_end(monkeypatch):
     )
     at = AppTest.from_function(_takes_turns)
     at.run()
-    assert at.session_state.noted == [False, False, False]  # not installed: no turns (AppTest)
+    assert at.session_state.noted == [False] * 4  # not installed: no turns (AppTest)
     rerun.install()
     wrapped = script_runner.exec_func_with_error_handling
     rerun.install()
@@ -91,7 +94,7 @@ def test_a_run_takes_a_turn_gives_it_aside_and_back_at_its_end(monkeypatch):
     at.run()
     assert len(paced) == 1  # by install's wrapper; the page's pace() leaves it to that
     assert not at.exception
-    assert at.session_state.noted == [True, False, True]
+    assert at.session_state.noted == [True, False, True, True]
     assert (rerun.SHARE.held(), rerun.SHARE.waiting()) == (0, 0)  # given back at the run's end
     assert min(rerun.SHARE.usage(*at.session_state[rerun._OWNER])) > 0  # charged
     at.session_state["fail"] = True
@@ -100,27 +103,83 @@ def test_a_run_takes_a_turn_gives_it_aside_and_back_at_its_end(monkeypatch):
     assert rerun.SHARE.held() == 0
 
 
-def test_a_run_of_a_class_redraw_alone_goes_behind_visitors_clicks(monkeypatch):
-    """A run of only the fragments that redraw what a class shows is placed REDRAW_LATER_S
-    later; a whole-page run or one with another fragment is not. (AppTest cannot run a
-    fragment alone: the wrapper is called as Streamlit calls it.)"""
+@pytest.fixture
+def wrapped(monkeypatch):
+    """install()'s wrapper around a stand-in for Streamlit's exec (it calls the run), with
+    SHARE's take recorded (later_s, arrived) and a session's state set up."""
     from streamlit.runtime.scriptrunner import script_runner
 
     monkeypatch.setattr(script_runner, "exec_func_with_error_handling", lambda func, ctx: func())
     rerun.install()
-    asked = []
-    monkeypatch.setattr(rerun.SHARE, "take", lambda *owner, later_s: asked.append(later_s))
+    taken = []
+    monkeypatch.setattr(
+        rerun.SHARE, "take", lambda *owner, later_s, arrived: taken.append((later_s, arrived))
+    )
     monkeypatch.setattr(rerun.SHARE, "give_back", lambda: None)
     keys = (rerun._OWNER, rerun._PACE, rerun._REDRAWS)
     st.session_state[rerun._OWNER] = ("session", "address")
+    rerun._GOES_ON.kept = None
+    yield SimpleNamespace(run=script_runner.exec_func_with_error_handling, taken=taken)
+    rerun._GOES_ON.kept = None
+    for key in keys:
+        st.session_state.pop(key, None)
+
+
+def _asked_by(fired: str | None = None, timer: bool = False):
+    """A run's function as Streamlit's code_to_exec keeps what asked for it: its timer, or a
+    trigger fired on the widget with id `fired`."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+
+    states = WidgetStates()
+    if fired:
+        state = states.widgets.add(id=fired)
+        if "pulse" in fired:
+            state.json_trigger_value = '[{"event": "changed"}]'
+        else:
+            state.trigger_value = True
+    states.widgets.add(id="$$ID-1-eps", double_value=0.1)  # every widget's value comes along
+
+    asked = RerunData(widget_states=states, is_auto_rerun=timer)
+
+    def code_to_exec(asked=asked):
+        return (None, True, None, False, None)
+
+    return code_to_exec
+
+
+def test_a_class_redraw_asked_for_by_its_timer_or_pulse_goes_behind_visitors_clicks(wrapped):
+    """A run of only the fragments that redraw what a class shows, asked for by their timer or
+    a class's pulse, is placed REDRAW_LATER_S later; a click in them (Reveal, an answer), a
+    whole-page run or one with another fragment is not. (AppTest cannot run a fragment alone:
+    the wrapper is called as Streamlit calls it.)"""
     rerun.redraws_a_class("follower")
-    try:
-        for ids in (None, ["follower"], ["follower", "lesson"], ["lesson"]):
-            ran = script_runner.exec_func_with_error_handling(
-                lambda: "ran", SimpleNamespace(fragment_ids_this_run=ids)
-            )
-            assert ran == "ran"
-    finally:
-        for key in keys:
-            st.session_state.pop(key, None)
-    assert asked == [0.0, rerun.REDRAW_LATER_S, 0.0, 0.0]
+    pulse = "$$ID-2-lnlab_pulse_student__events"
+    for ids, func in (
+        (None, _asked_by(timer=True)),
+        (["follower"], _asked_by(timer=True)),
+        (["follower"], _asked_by(fired=pulse)),
+        (["follower"], _asked_by(fired="$$ID-3-live_reveal_q1")),
+        (["follower"], _asked_by()),  # no trigger, no timer: a value changed
+        (["follower"], lambda: None),  # nothing says what asked: a click, to be safe
+        (["follower", "lesson"], _asked_by(timer=True)),
+        (["lesson"], _asked_by(fired=pulse)),
+    ):
+        wrapped.run(func, SimpleNamespace(fragment_ids_this_run=ids))
+    later = [later_s for later_s, _ in wrapped.taken]
+    assert later == [0.0, rerun.REDRAW_LATER_S, rerun.REDRAW_LATER_S, 0.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_a_run_that_ends_for_a_rerun_keeps_its_place_in_line_a_few_times(wrapped):
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+
+    ctx = SimpleNamespace(fragment_ids_this_run=None)
+    for _ in range(rerun.KEEP_PLACE_RERUNS + 2):
+        wrapped.run(lambda: (None, True, RerunData(), False, None), ctx)
+    arrived = [at for _, at in wrapped.taken]
+    kept = rerun.KEEP_PLACE_RERUNS
+    assert arrived[: kept + 1] == [arrived[0]] * (kept + 1)  # the first run's place
+    assert arrived[kept + 1] > arrived[0]  # then a place of its own
+    wrapped.run(lambda: (None, True, None, False, None), ctx)  # a run that ended
+    wrapped.run(lambda: (None, True, None, False, None), ctx)
+    assert wrapped.taken[-1][1] > wrapped.taken[-2][1]
