@@ -153,9 +153,7 @@ def redraws_a_class(fragment_id: str | None) -> None:
     """Fragment `fragment_id` redraws what a class shows (lnlab.ui.pulse.following): a run of
     it alone, which a pulse or a timer asks for, waits behind the visitors' own clicks."""
     if fragment_id is not None:
-        redraws = st.session_state.setdefault(_REDRAWS, set())
-        if fragment_id not in redraws:
-            redraws.add(fragment_id)
+        st.session_state.setdefault(_REDRAWS, set()).add(fragment_id)
 
 
 def _installed() -> bool:
