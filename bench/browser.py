@@ -52,7 +52,7 @@ SETTLED_JS = """() => {
 # lnlab.ui.live; the minimal app's sum) shows `expected`.
 METRIC_JS = """(expected) => {
     const value = document.querySelector(
-        '[data-testid="stMetricValue"], .lnlab-live-metric-value');
+        '[data-testid="stMetricValue"], .lnlab-live-metric-value:not(.lnlab-live-kept *)');
     return !!value && value.textContent.trim() === expected;
 }"""
 TITLE = '[data-testid="stMain"] h1'

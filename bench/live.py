@@ -108,7 +108,8 @@ def _heading(k: int, live: bool) -> str:
 def _metric(value: str) -> str:
     return (
         '[...document.querySelectorAll(\'[data-testid="stMetricValue"], '
-        f".lnlab-live-metric-value')].some(m => m.textContent.trim() === {value!r})"
+        f".lnlab-live-metric-value:not(.lnlab-live-kept *)')]"
+        f".some(m => m.textContent.trim() === {value!r})"
     )
 
 
@@ -211,7 +212,8 @@ async def _idle(page: Page, live: bool) -> None:
 
 FORMULAS_JS = (
     "[...document.querySelectorAll('annotation')].filter(a => a.closest('.lnlab-live, "
-    "[data-testid=\"stMain\"]') && a.textContent.includes('\\\\sigma_\\\\epsilon = \\\\sqrt{'))"
+    "[data-testid=\"stMain\"]') && !a.closest('.lnlab-live-kept') "
+    "&& a.textContent.includes('\\\\sigma_\\\\epsilon = \\\\sqrt{'))"
     ".map(a => a.textContent).join('|')"
 )
 

@@ -34,11 +34,13 @@ BASE_CSS = """
    arrives (from the page's HTML on, lnlab.ui.shell): the main area starts where the sidebar
    will end (Streamlit opens it 300 px wide on screens over 768 px; without this the page
    jumped right, a layout shift of 0.23 at 1366 x 768), and its content is as wide as
-   Streamlit's wide layout, which every page asks for (page_setup), makes it. */
+   Streamlit's wide layout, which every page asks for (page_setup), makes it. The main area's
+   box follows the skip link only while the sidebar is missing (no :has() here: with
+   `:not(:has(> sidebar))` every change anywhere in the page restyled the whole page, 4-5 ms
+   for one heading's text). */
 @media (min-width: 769px) {
-  html:not(.lnlab-present)
-    [data-testid="stAppViewContainer"]:not(:has(> [data-testid="stSidebar"]))
-    > :has(> [data-testid="stMain"]) { margin-left: 300px; }
+  html:not(.lnlab-present) [data-testid="stAppViewContainer"]
+    > [data-testid="stSkipToContent"] + div { margin-left: 300px; }
 }
 div.stMainBlockContainer.block-container { max-width: initial; min-width: auto; }
 /* and the content shows once the first run is drawn (lnlab/ui/assets/assist.js); every

@@ -6,6 +6,10 @@
 //
 // Every change carries a revision number; Python echoes the last one it applied. A value changed
 // here since that echo is kept, so an echo from the server never snaps back a slider being dragged.
+//
+// What a section shows (its words, formulas, numbers, figure) is drawn once per value and kept in
+// the page, laid out but hidden, while another is shown (`view`): going back to a section then
+// costs the browser no style or layout work, and a Next paints within the frame it was pressed in.
 
 const SEND_STEP_AFTER_MS = 400; // a pause after the last Next or key press
 const ANNOUNCE_AFTER_MS = 300;
@@ -22,6 +26,8 @@ const EDITABLE = [
 ].join(",");
 const FALLBACK_STYLE = "lnlab-live-hides-fallback";
 const KEPT_FORMULAS = 64; // drawn formulas kept, so stepping back and forth draws none again
+const KEPT_VIEWS = 12; // views kept per place: every section's, and a few values more
+const KEPT = "lnlab-live-kept"; // a view kept for later: content-visibility hidden, no room taken
 let made = 0; // lessons mounted on this page, for unique ids
 
 const lessons = new WeakMap();
@@ -77,6 +83,18 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+/** A `tag` element holding `html` (KaTeX's markup, say). */
+export function markup(tag, html) {
+  const e = el(tag);
+  e.innerHTML = html;
+  return e;
+}
+
+/** Set a node's text only if it changes: writing the same text still costs a style and layout pass. */
+export function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
 export function escapeHtml(text) {
   const entities = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   return text.replace(/[&<>"']/g, (c) => entities[c]);
@@ -118,6 +136,8 @@ export class LiveLesson {
     this.readyFor = null; // the server session told that this lesson works
     this.timers = {};
     this.formulas = new Map(); // LaTeX (or a section's words) -> its drawn element, latest last
+    this.views = new Map(); // place -> (key -> its view, latest last)
+    this.shownViews = new Map(); // place -> the view it shows
     this.build();
     this.buildLesson();
     this.onKey = (e) => this.key(e);
@@ -209,14 +229,9 @@ export class LiveLesson {
     this.controls = el("div", { class: "lnlab-live-controls", role: "group" });
     this.heading = el("h2", { id: `${id}-title`, class: "lnlab-live-title" });
     this.callout = el("div", { class: "lnlab-live-callout", role: "note", hidden: "" });
-    this.explanation = el("p", { class: "lnlab-live-explanation" });
-    this.formula = el("p");
-    this.text = el(
-      "div",
-      { class: "lnlab-live-text" },
-      this.explanation,
-      el("div", { class: "lnlab-formula" }, this.formula),
-    );
+    this.explanation = el("div", { class: "lnlab-live-explanation" });
+    this.formula = el("div", { class: "lnlab-formula" });
+    this.text = el("div", { class: "lnlab-live-text" }, this.explanation, this.formula);
     this.svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     this.svg.setAttribute("role", "img");
     this.svg.setAttribute("aria-labelledby", `${id}-caption`);
@@ -293,17 +308,42 @@ export class LiveLesson {
       this.shownStep = k;
       this.slideLabel.replaceChildren(el("strong", { text: `Slide ${k + 1} of ${count}` }), ` · ${this.data.title}`);
       this.heading.textContent = `${k + 1}. ${info.title}`;
-      this.explanation.replaceChildren(this.drawn(`text:${info.explanation}`, () => this.markdown(info.explanation)));
+      this.view(this.explanation, info.explanation, () => markup("p", this.markdown(info.explanation)));
       this.formula.hidden = !info.formula;
-      if (info.formula) this.formula.replaceChildren(this.drawn(info.formula, () => this.math(info.formula)));
+      if (info.formula) this.view(this.formula, info.formula, () => markup("p", this.math(info.formula)));
     }
     this.draw();
   }
 
   setCallout(text, kind) {
     this.callout.hidden = !text;
-    this.callout.textContent = text;
-    this.callout.dataset.kind = kind;
+    setText(this.callout, text);
+    if (this.callout.dataset.kind !== kind) this.callout.dataset.kind = kind;
+  }
+
+  /**
+   * Show in `place` its view for `key` (`make()` draws it, once) and keep the one it showed
+   * before in the page, hidden but laid out (class lnlab-live-kept), so that showing it again
+   * costs no style or layout work: stepping back and forth draws nothing again. The oldest view
+   * beyond KEPT_VIEWS leaves the page.
+   */
+  view(place, key, make) {
+    const views = this.views.get(place) ?? new Map();
+    this.views.set(place, views);
+    const shown = this.shownViews.get(place);
+    let node = views.get(key);
+    if (node && node === shown) return;
+    if (node) views.delete(key);
+    else place.append((node = make()));
+    views.set(key, node);
+    shown?.classList.add(KEPT);
+    node.classList.remove(KEPT);
+    this.shownViews.set(place, node);
+    if (views.size > KEPT_VIEWS) {
+      const [oldest, old] = views.entries().next().value;
+      views.delete(oldest);
+      old.remove();
+    }
   }
 
   /** The element drawn for `key` (KaTeX markup from `make()`), drawn once and kept. */

@@ -10,7 +10,7 @@
 // questions and the class stay Python's.
 import { barsMarkup } from "./bars.mjs";
 import { layerNorm } from "./layer_norm.mjs";
-import { el, fromJson, LiveLesson, mounter } from "./live_lesson.mjs";
+import { el, fromJson, LiveLesson, markup, mounter, setText } from "./live_lesson.mjs";
 import { fmt, scaleOf } from "./numbers.mjs";
 import { tokenSummary, writtenSteps } from "./steps.mjs";
 
@@ -83,9 +83,11 @@ class StepLesson extends LiveLesson {
       gamma: this.slider("gamma", "γ", "γ (gamma), for every feature", ...GAMMA_RANGE, SLIDER_STEP),
       beta: this.slider("beta", "β", "β (beta), for every feature", ...GAMMA_RANGE, SLIDER_STEP),
     };
-    this.worked = el("p");
+    this.worked = el("div", { class: "lnlab-formula lnlab-live-worked" });
     this.numbers = el("div", { class: "lnlab-live-numbers" });
-    this.text.append(el("div", { class: "lnlab-formula" }, this.worked), this.numbers);
+    this.text.append(this.worked, this.numbers);
+    this.bars = el("div"); // the figure: one <svg> per view (live_lesson.mjs, view)
+    this.svg.replaceWith(this.bars);
     this.tokenTitle = el("h3", { class: "lnlab-live-token-title", id: `${id}-token`, text: "This token's numbers" });
     this.tokenNote = el("p", {
       class: "lnlab-live-note",
@@ -173,17 +175,15 @@ class StepLesson extends LiveLesson {
     const info = this.data.steps[k];
     const r = this.result();
     this.values = { ...r, x: t.x, gamma: t.gamma, beta: t.beta, eps: t.eps };
-    this.context.replaceChildren(
-      el("strong", { text: `Token ${this.data.token.index + 1}: ${this.data.token.label}` }),
-      ` · ${tokenSummary(t.x, t.eps, t.gamma, t.beta)}`,
-    );
+    const token = `Token ${this.data.token.index + 1}: ${this.data.token.label}`;
+    const summary = ` · ${tokenSummary(t.x, t.eps, t.gamma, t.beta)}`;
+    if (this.context.textContent !== token + summary) {
+      this.context.replaceChildren(el("strong", { text: token }), summary);
+    }
     this.setSliders();
     this.stepCallout(info.key, r);
     const worked = writtenSteps(this.values)[k];
-    if (worked !== this.lastWorked) {
-      this.worked.replaceChildren(this.drawn(worked, () => this.math(worked)));
-      this.lastWorked = worked;
-    }
+    this.view(this.worked, worked, () => markup("p", this.math(worked)));
     this.setNumbers(info, r);
     this.drawFigure();
     this.setTable(r);
@@ -194,19 +194,17 @@ class StepLesson extends LiveLesson {
     const distance = (i) => Math.abs(EPS_CHOICES[i] - eps);
     const at = EPS_CHOICES.reduce((best, _v, i) => (distance(i) < distance(best) ? i : best), 0);
     const s = this.sliders;
-    s.eps.input.value = String(at);
-    s.eps.output.textContent = fmt(eps);
-    s.eps.input.setAttribute("aria-valuetext", `ε = ${fmt(eps)}`);
+    setSlider(s.eps, { value: String(at) }, fmt(eps), `ε = ${fmt(eps)}`);
     for (const [name, values] of [["gamma", gamma], ["beta", beta]]) {
-      const { input, output } = s[name];
       const same = values.every((v) => v === values[0]);
       const v = values[0];
-      input.min = String(Math.min(GAMMA_RANGE[0], Math.floor(v)));
-      input.max = String(Math.max(GAMMA_RANGE[1], Math.ceil(v)));
-      input.value = String(v);
+      const range = {
+        min: String(Math.min(GAMMA_RANGE[0], Math.floor(v))),
+        max: String(Math.max(GAMMA_RANGE[1], Math.ceil(v))),
+        value: String(v),
+      };
       const text = same ? fmt(v) : "one per feature";
-      output.textContent = text;
-      input.setAttribute("aria-valuetext", `${name === "gamma" ? "γ" : "β"} = ${text}`);
+      setSlider(s[name], range, text, `${name === "gamma" ? "γ" : "β"} = ${text}`);
     }
   }
 
@@ -220,58 +218,51 @@ class StepLesson extends LiveLesson {
     this.setCallout(text, kind);
   }
 
+  /** The step's number (a metric) or vector (a one-row table), as a view of `this.numbers`. */
   setNumbers(info, r) {
     const value = { mean: r.mean, var: r.var, std: r.std }[info.key];
     if (value !== undefined) {
-      const shown = fmt(value);
-      const metric = el(
-        "div",
-        { class: "lnlab-live-metric" },
-        el("p", { class: "lnlab-live-metric-label", text: info.metric }),
-        el("p", { class: "lnlab-live-metric-value", title: `Exact value: ${value}`, text: shown }),
+      this.view(this.numbers, `${info.metric}=${value}`, () =>
+        el(
+          "div",
+          { class: "lnlab-live-metric" },
+          el("p", { class: "lnlab-live-metric-label", text: info.metric }),
+          el("p", { class: "lnlab-live-metric-value", title: `Exact value: ${value}`, text: fmt(value) }),
+        ),
       );
-      this.numbers.replaceChildren(metric);
       return;
     }
     const values = info.key === "x_hat" ? r.xHat : r.y;
     const limit = this.data.presenting ? SLIDE_COLUMNS : values.length;
-    const row = el("tr", {}, el("td", { class: "label", text: info.symbol }));
-    const head = el("tr", {}, el("th", { scope: "col", text: "vector" }));
-    for (let i = 0; i < Math.min(limit, values.length); i++) {
-      const v = values[i];
-      head.append(el("th", { scope: "col", text: `f${i + 1}` }));
-      row.append(el("td", { title: String(v), text: fmt(v, scaleOf([v])) }));
-    }
-    const table = el("table", { class: "lnlab-table" }, el("thead", {}, head), el("tbody", {}, row));
-    const parts = [el("div", { class: "lnlab-table-wrap" }, table)];
-    if (values.length > limit) {
-      parts.push(el("p", { class: "lnlab-live-note", text: `${values.length - limit} more columns off this slide.` }));
-    }
-    this.numbers.replaceChildren(...parts);
+    this.view(this.numbers, `${info.symbol}=${values.join(",")};${limit}`, () =>
+      vectorTable(info.symbol, values, limit),
+    );
   }
 
+  /** The bars, as a view of `this.bars` (an <svg> per step, size and values). */
   drawFigure() {
     if (!this.values) return;
     const width = Math.max(240, this.figureWidth || 480);
     const height = this.data.presenting ? 340 : 360;
     const font = this.data.presenting ? 16 : 14;
-    this.svg.setAttribute("width", String(width));
-    this.svg.setAttribute("height", String(height));
-    this.svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    this.svg.innerHTML = barsMarkup(this.values, this.local.step, this.data.colours, { width, height, font });
+    const bars = barsMarkup(this.values, this.local.step, this.data.colours, { width, height, font });
+    const size = `width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"`;
+    const svg = `<svg role="img" aria-labelledby="${this.caption.id}" ${size}>${bars}</svg>`;
+    this.view(this.bars, svg, () => markup("div", svg));
   }
 
   setTable(r) {
     const scale = { xHat: scaleOf(r.xHat), y: scaleOf(r.y) };
     for (const name of ["x", "gamma", "beta"]) {
       this.cells[name].forEach((cell, i) => {
-        if (cell !== this.editing) cell.value = String(this.local[name][i]);
+        const value = String(this.local[name][i]);
+        if (cell !== this.editing && cell.value !== value) cell.value = value;
       });
     }
     for (const name of ["xHat", "y"]) {
       this.cells[name].forEach((cell, i) => {
-        cell.textContent = fmt(r[name][i], scale[name]);
-        cell.title = String(r[name][i]);
+        setText(cell, fmt(r[name][i], scale[name]));
+        if (cell.title !== String(r[name][i])) cell.title = String(r[name][i]);
       });
     }
   }
@@ -332,6 +323,31 @@ class StepLesson extends LiveLesson {
     const where = `Step ${k + 1} of ${this.data.steps.length}, ${info.title}`;
     return `${what ? `${what}. ` : ""}${where}: ${result}.`;
   }
+}
+
+/** A slider's range and value, its shown text and what a screen reader says, each written only
+ * if it changes (the same value written again still costs a style pass). */
+function setSlider({ input, output }, range, text, spoken) {
+  for (const [name, value] of Object.entries(range)) if (input[name] !== value) input[name] = value;
+  setText(output, text);
+  if (input.getAttribute("aria-valuetext") !== spoken) input.setAttribute("aria-valuetext", spoken);
+}
+
+/** A vector as a one-row table, each number at its own scale; a slide shows `limit` columns. */
+function vectorTable(symbol, values, limit) {
+  const row = el("tr", {}, el("td", { class: "label", text: symbol }));
+  const head = el("tr", {}, el("th", { scope: "col", text: "vector" }));
+  for (let i = 0; i < Math.min(limit, values.length); i++) {
+    const v = values[i];
+    head.append(el("th", { scope: "col", text: `f${i + 1}` }));
+    row.append(el("td", { title: String(v), text: fmt(v, scaleOf([v])) }));
+  }
+  const table = el("table", { class: "lnlab-table" }, el("thead", {}, head), el("tbody", {}, row));
+  const parts = [el("div", { class: "lnlab-table-wrap" }, table)];
+  if (values.length > limit) {
+    parts.push(el("p", { class: "lnlab-live-note", text: `${values.length - limit} more columns off this slide.` }));
+  }
+  return el("div", {}, ...parts);
 }
 
 function serverResult(r) {

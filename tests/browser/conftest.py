@@ -47,6 +47,7 @@ MAIN = '[data-testid="stMain"]'
 LIVE = ".lnlab-live"  # a lesson drawn in the page (lnlab.ui.live)
 LIVE_FALLBACK = ".st-key-lnlab_live_fallback"  # Python's lesson, under it until it draws
 LIVE_HEADING = f"{LIVE} .lnlab-live-title"
+SHOWN = ":not(.lnlab-live-kept, .lnlab-live-kept *)"  # not a view kept hidden for later
 TITLE = f"{MAIN} h1"
 QUESTION = '[class*="st-key-question_"]'  # a question to answer before the result (ui.quiz)
 

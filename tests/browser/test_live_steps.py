@@ -27,6 +27,7 @@ from .conftest import (
     LIVE_FALLBACK,
     LIVE_HEADING,
     MAIN,
+    SHOWN,
     StreamlitServer,
     assert_no_problems,
     expect_rerun,
@@ -37,7 +38,7 @@ from .conftest import (
 pytestmark = pytest.mark.browser
 
 STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
-WORKED = f"{LIVE} .lnlab-live-text .lnlab-formula:nth-of-type(2) annotation"
+WORKED = f"{LIVE} .lnlab-live-worked annotation{SHOWN}"
 SLIDERS = f"{LIVE} .lnlab-live-slider input"
 CELLS = f"{LIVE} .lnlab-live-table tbody tr"
 # the token of the default preset, and a harder one: 5 features, per-feature gamma and beta
@@ -84,10 +85,10 @@ def _expected(case: tuple, k: int) -> dict:
 
 
 def _shown_numbers(page: Page) -> list[str]:
-    metric = page.locator(f"{LIVE} .lnlab-live-metric-value")
+    metric = page.locator(f"{LIVE} .lnlab-live-metric-value{SHOWN}")
     if metric.count():
         return [metric.inner_text()]
-    return page.locator(f"{LIVE} .lnlab-live-numbers td:not(.label)").all_inner_texts()
+    return page.locator(f"{LIVE} .lnlab-live-numbers td:not(.label){SHOWN}").all_inner_texts()
 
 
 def _check_step(page: Page, case: tuple, k: int) -> None:
@@ -121,6 +122,30 @@ def test_each_step_shows_lnlabs_numbers_with_no_round_trip(
         assert cells == [fmt(v, scale_of(values)) for v in values]
     expect(page).to_have_url(re.compile(r"[?&]step=5(&|$)"))  # once the clicks paused
     assert_no_problems(page)
+
+
+VIEWS_JS = """() => [...document.querySelectorAll(
+    '.lnlab-live-explanation, .lnlab-live-worked, .lnlab-live-numbers, .lnlab-live-figure > div'
+)].map(place => [
+    place.children.length,
+    [...place.children].filter(v => !v.classList.contains('lnlab-live-kept')).length,
+])"""
+
+
+def test_a_step_seen_before_is_shown_again_not_drawn_again(steps: Page):
+    """Each section's words, worked formula, numbers and bars are drawn once and kept (hidden,
+    laid out): going back and forth shows them again, one view shown per place."""
+    page = steps
+    for go in ("1", "1", "1", "1", "-1", "-1", "-1", "-1"):  # every step, and back to step 1
+        page.locator(f'{LIVE} button[data-go="{go}"]').click()
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"1. {STEPS[0].title}")
+    drawn = page.evaluate(VIEWS_JS)
+    assert len(drawn) == 4 and all(shown == 1 for _, shown in drawn)
+    for go in ("1", "1", "-1", "-1"):
+        page.locator(f'{LIVE} button[data-go="{go}"]').click()
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"1. {STEPS[0].title}")
+    assert page.evaluate(VIEWS_JS) == drawn  # nothing drawn again
+    _check_step(page, DEFAULT, 0)
 
 
 def test_keys_move_the_steps_and_stop_there(steps: Page):

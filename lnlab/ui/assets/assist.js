@@ -159,7 +159,9 @@
   );
 
   function scrollable() {
-    for (const wrap of document.querySelectorAll(".lnlab-table-wrap")) {
+    // not in a lesson's view kept hidden for later (static/lnlab/live_lesson.mjs): measuring
+    // one would lay it out again
+    for (const wrap of document.querySelectorAll(".lnlab-table-wrap:not(.lnlab-live-kept *)")) {
       const scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
       if (scrolls && wrap.getAttribute("tabindex") !== "0") wrap.setAttribute("tabindex", "0");
       if (!scrolls && wrap.hasAttribute("tabindex")) wrap.removeAttribute("tabindex");
