@@ -286,6 +286,7 @@ def watch(
     _component(
         key=key,
         data={
+            "name": name,
             "url": f"{base_path()}{PATH}{code}",
             "watch": list(fields),
             "seen": dict(seen),

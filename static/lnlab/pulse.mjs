@@ -3,31 +3,69 @@
 // reruns its fragment (a trigger) only when a field it watches differs from what the fragment
 // drew. The first pulse read tells Python that this browser can ("ready"); FAILURES in a row
 // after that tell it that it cannot ("failed: ..."), and the fragment goes back to its timer.
+//
+// Streamlit calls this module again with each new `data` (each time the fragment drew) and
+// calls the clean-up only when the element leaves the page: one loop per element takes the
+// newest data (a loop per call kept every older one asking, with what it had drawn then: a
+// teacher's page had 12 count loops after one question, each asking again every 3 s).
 
 const FAILURES = 5;
 const RETRIGGER_MS = 3000; // a change still unseen this long after a trigger is sent again
+const LOST_MS = 1000; // or this long, if no script is running: the run it asked for is over
 const MAX_WAIT_MS = 10000;
 const READ_TIMEOUT_MS = 10000; // a read that hangs (a dead connection, a sleeping laptop) fails
 
 // What each view last asked Python to redraw for, and when: a view may be drawn again (with
 // what it drew before) while its rerun runs, and must not ask twice for the same change.
 const asked = new Map();
+const loops = new WeakMap(); // the component's element -> its loop
 
 export function differs(pulse, seen, fields) {
   if (!seen) return true;
   return fields.some((name) => pulse[name] !== seen[name]);
 }
 
+/**
+ * Whether to ask Python (again) to redraw for `change`, last asked as `last` ({change, at}),
+ * at `now`: a new change at once; the same one again after RETRIGGER_MS, or after LOST_MS if
+ * no script runs (`idle`). A trigger that reaches the server while the whole page runs joins
+ * that run, and if the run has already drawn this view, it ends without the change: the
+ * projector's count was then 3 s late (2 of 9 whole-lesson tests).
+ */
+export function asksAgain(last, change, now, idle) {
+  if (!last || last.change !== change) return true;
+  const waited = now - last.at;
+  return waited >= RETRIGGER_MS || (idle && waited >= LOST_MS);
+}
+
+/** Whether the page runs no script now (Streamlit's own mark; unknown: false). */
+function idle() {
+  const app = document.querySelector?.('[data-testid="stApp"]');
+  return app?.getAttribute("data-test-script-state") === "notRunning";
+}
+
 export default function (component) {
-  const { data, setStateValue, setTriggerValue } = component;
-  let told = data.status;
+  const host = component.parentElement ?? {}; // none in node tests: a loop per call
+  let loop = loops.get(host);
+  if (!loop) {
+    loop = follow(host);
+    if (component.parentElement) loops.set(host, loop);
+  }
+  loop.update(component);
+  return loop.stop;
+}
+
+/** The loop of one element: `update` gives it a call's data and functions; `stop` ends it
+ * once the element has left the page (Streamlit may call an older call's clean-up before). */
+function follow(host) {
+  let data, setStateValue, setTriggerValue, told, view;
   let failures = 0;
-  const view = `${data.url} ${data.watch.join(",")}`;
   let timer = null;
   let stopped = false;
   let reading = false;
 
   async function tick() {
+    if (host.isConnected === false) stop(true);
     if (stopped) return;
     let wait = data.every_ms;
     if (!document.hidden) {
@@ -47,9 +85,8 @@ export default function (component) {
           setStateValue("status", "ready");
         } else if (differs(pulse, data.seen, data.watch)) {
           const change = JSON.stringify(data.watch.map((name) => pulse[name]));
-          const last = asked.get(view);
           const now = performance.now();
-          if (!last || last.change !== change || now - last.at >= RETRIGGER_MS) {
+          if (asksAgain(asked.get(view), change, now, idle())) {
             asked.set(view, { change, at: now });
             setTriggerValue("changed", pulse);
           }
@@ -76,11 +113,21 @@ export default function (component) {
     }
   }
 
-  timer = setTimeout(tick, 0);
-  document.addEventListener("visibilitychange", wake);
-  return () => {
+  function stop(gone = !host.isConnected) {
+    if (!gone || stopped) return; // still on the page: a newer call's data goes on
     stopped = true;
     clearTimeout(timer);
     document.removeEventListener("visibilitychange", wake);
-  };
+    loops.delete(host);
+  }
+
+  function update(component) {
+    ({ data, setStateValue, setTriggerValue } = component);
+    if (told === undefined || data.status) told = data.status; // Python's word, once it has one
+    view = `${data.name} ${data.url} ${data.watch.join(",")}`;
+  }
+
+  timer = setTimeout(tick, 0);
+  document.addEventListener("visibilitychange", wake);
+  return { update, stop: () => stop() };
 }

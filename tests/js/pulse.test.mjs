@@ -3,7 +3,7 @@
 // RETRIGGER_MS), says "failed" after FAILURES failed reads, and stops when unmounted.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import follow, { differs } from "../../static/lnlab/pulse.mjs";
+import follow, { asksAgain, differs } from "../../static/lnlab/pulse.mjs";
 
 const pulse = { qid: "q1", revealed: false, answered: 3, joined: 30, open: true };
 
@@ -43,6 +43,16 @@ test("a watched field that differs is a change; an unwatched one is not", () => 
   assert.equal(differs(pulse, null, ["qid"]), true); // nothing drawn yet
 });
 
+test("the same change is asked again after 3 s, or after 1 s once no script runs", () => {
+  const last = { change: "[2]", at: 1000 };
+  assert.equal(asksAgain(undefined, "[2]", 1000, false), true); // never asked
+  assert.equal(asksAgain(last, "[3]", 1001, false), true); // another change
+  assert.equal(asksAgain(last, "[2]", 1999, true), false); // its run may still be coming
+  assert.equal(asksAgain(last, "[2]", 2000, true), true); // nothing runs: that run is over
+  assert.equal(asksAgain(last, "[2]", 3999, false), false); // a run goes on: wait for it
+  assert.equal(asksAgain(last, "[2]", 4000, false), true);
+});
+
 test("the first pulse says ready; nothing changed, nothing reruns", async () => {
   const calls = page([pulse]);
   const stop = mount({ seen: pulse, status: "" }, calls);
@@ -77,4 +87,40 @@ test("reads that keep failing say so once; a failed first read says nothing", as
   await settle(100);
   stop();
   assert.deepEqual(calls.states, []); // never ready: the fragment's timer goes on
+});
+
+test("one loop per element, however often Streamlit calls; it stops once the element is gone", async () => {
+  const calls = page([pulse]);
+  const urls = [];
+  const fetchPulse = globalThis.fetch;
+  globalThis.fetch = (url) => {
+    urls.push(url);
+    return fetchPulse(url);
+  };
+  const host = { isConnected: true };
+  const call = (url) =>
+    follow({
+      parentElement: host,
+      data: { name: "count", url, every_ms: 5, watch: ["qid"], seen: pulse, status: "ready" },
+      setStateValue: (name, value) => calls.states.push([name, value]),
+      setTriggerValue: (name, value) => calls.triggers.push([name, value]),
+    });
+  const first = call("/first");
+  await until(() => urls.includes("/first"));
+  // the fragment drew again: new data for the same element, and no clean-up (as Streamlit)
+  const second = call("/second");
+  const seconds = () => urls.filter((u) => u === "/second").length;
+  await until(() => seconds() > 2);
+  const before = urls.filter((u) => u === "/first").length;
+  await until(() => seconds() > 20);
+  assert.equal(urls.filter((u) => u === "/first").length, before, "one loop, with the newest data");
+  first(); // an older call's clean-up while the element is still on the page: it goes on
+  const going = seconds();
+  await until(() => seconds() > going + 5);
+  host.isConnected = false;
+  second();
+  const stopped = urls.length;
+  await settle(30);
+  assert.ok(urls.length <= stopped + 1, "the element left the page: its loop stopped");
+  globalThis.fetch = fetchPulse;
 });
