@@ -337,7 +337,9 @@ export class LiveLesson {
     else place.append((node = make()));
     views.set(key, node);
     shown?.classList.add(KEPT);
+    shown?.setAttribute("aria-hidden", "true"); // content-visibility left its text to screen readers
     node.classList.remove(KEPT);
+    node.removeAttribute("aria-hidden");
     this.shownViews.set(place, node);
     if (views.size > KEPT_VIEWS) {
       const [oldest, old] = views.entries().next().value;

@@ -146,6 +146,12 @@ def test_a_step_seen_before_is_shown_again_not_drawn_again(steps: Page):
     expect(page.locator(LIVE_HEADING)).to_have_text(f"1. {STEPS[0].title}")
     assert page.evaluate(VIEWS_JS) == drawn  # nothing drawn again
     _check_step(page, DEFAULT, 0)
+    # a screen reader hears step 1 alone: the kept views' words are hidden from it too
+    heard = page.locator(f"{LIVE} section").aria_snapshot()
+    assert "Add the token's" in heard
+    for step in STEPS[1:]:
+        words = max(step.explanation.split("$")[::2], key=len).strip()[:20]  # not the math
+        assert words not in heard
 
 
 def test_keys_move_the_steps_and_stop_there(steps: Page):
