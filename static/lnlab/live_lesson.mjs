@@ -336,10 +336,13 @@ export class LiveLesson {
     if (node) views.delete(key);
     else place.append((node = make()));
     views.set(key, node);
-    shown?.classList.add(KEPT);
-    shown?.setAttribute("aria-hidden", "true"); // content-visibility left its text to screen readers
-    node.classList.remove(KEPT);
-    node.removeAttribute("aria-hidden");
+    for (const [view, kept] of [[shown, true], [node, false]]) {
+      view?.classList.toggle(KEPT, kept);
+      view?.toggleAttribute("inert", kept); // no focus in it (a table's scroll region)
+      // and no screen reader: content-visibility alone left them its text
+      if (kept) view?.setAttribute("aria-hidden", "true");
+      else view?.removeAttribute("aria-hidden");
+    }
     this.shownViews.set(place, node);
     if (views.size > KEPT_VIEWS) {
       const [oldest, old] = views.entries().next().value;

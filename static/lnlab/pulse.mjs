@@ -26,16 +26,17 @@ export function differs(pulse, seen, fields) {
 }
 
 /**
- * Whether to ask Python (again) to redraw for `change`, last asked as `last` ({change, at}),
- * at `now`: a new change at once; the same one again after RETRIGGER_MS, or after LOST_MS if
- * no script runs (`idle`). A trigger that reaches the server while the whole page runs joins
- * that run, and if the run has already drawn this view, it ends without the change: the
- * projector's count was then 3 s late (2 of 9 whole-lesson tests).
+ * Whether to ask Python (again) to redraw for `change`, last asked as `last` ({change, at,
+ * retried}), at `now`: a new change at once; the same one again after RETRIGGER_MS, or once
+ * after LOST_MS if no script runs (`idle`). A trigger that reaches the server while the whole
+ * page runs joins that run, and if the run has already drawn this view, it ends without the
+ * change: the projector's count was then 3 s late (2 of 9 whole-lesson tests). Once only: a
+ * view that never draws what the pulse says (a class it cannot read) asks every 3 s, not 1.
  */
 export function asksAgain(last, change, now, idle) {
   if (!last || last.change !== change) return true;
   const waited = now - last.at;
-  return waited >= RETRIGGER_MS || (idle && waited >= LOST_MS);
+  return waited >= RETRIGGER_MS || (idle && !last.retried && waited >= LOST_MS);
 }
 
 /** Whether the page runs no script now (Streamlit's own mark; unknown: false). */
@@ -68,6 +69,7 @@ function follow(host) {
     if (host.isConnected === false) stop(true);
     if (stopped) return;
     let wait = data.every_ms;
+    const drawn = data;
     if (!document.hidden) {
       reading = true;
       try {
@@ -80,14 +82,18 @@ function follow(host) {
         const pulse = await reply.json();
         failures = 0;
         if (stopped) return;
-        if (told !== "ready") {
+        if (data !== drawn) {
+          // drawn again while the read was out: the next read is judged by the new data
+        } else if (told !== "ready") {
           told = "ready";
           setStateValue("status", "ready");
         } else if (differs(pulse, data.seen, data.watch)) {
           const change = JSON.stringify(data.watch.map((name) => pulse[name]));
           const now = performance.now();
-          if (asksAgain(asked.get(view), change, now, idle())) {
-            asked.set(view, { change, at: now });
+          const last = asked.get(view);
+          if (asksAgain(last, change, now, idle())) {
+            const retried = last?.change === change && now - last.at < RETRIGGER_MS;
+            asked.set(view, { change, at: now, retried });
             setTriggerValue("changed", pulse);
           }
         }

@@ -51,6 +51,9 @@ test("the same change is asked again after 3 s, or after 1 s once no script runs
   assert.equal(asksAgain(last, "[2]", 2000, true), true); // nothing runs: that run is over
   assert.equal(asksAgain(last, "[2]", 3999, false), false); // a run goes on: wait for it
   assert.equal(asksAgain(last, "[2]", 4000, false), true);
+  const retried = { ...last, retried: true }; // asked again once already: every 3 s from then
+  assert.equal(asksAgain(retried, "[2]", 2500, true), false);
+  assert.equal(asksAgain(retried, "[2]", 4000, true), true);
 });
 
 test("the first pulse says ready; nothing changed, nothing reruns", async () => {
@@ -98,29 +101,32 @@ test("one loop per element, however often Streamlit calls; it stops once the ele
     return fetchPulse(url);
   };
   const host = { isConnected: true };
-  const call = (url) =>
-    follow({
-      parentElement: host,
-      data: { name: "count", url, every_ms: 5, watch: ["qid"], seen: pulse, status: "ready" },
-      setStateValue: (name, value) => calls.states.push([name, value]),
-      setTriggerValue: (name, value) => calls.triggers.push([name, value]),
-    });
-  const first = call("/first");
-  await until(() => urls.includes("/first"));
-  // the fragment drew again: new data for the same element, and no clean-up (as Streamlit)
-  const second = call("/second");
-  const seconds = () => urls.filter((u) => u === "/second").length;
-  await until(() => seconds() > 2);
-  const before = urls.filter((u) => u === "/first").length;
-  await until(() => seconds() > 20);
-  assert.equal(urls.filter((u) => u === "/first").length, before, "one loop, with the newest data");
-  first(); // an older call's clean-up while the element is still on the page: it goes on
-  const going = seconds();
-  await until(() => seconds() > going + 5);
-  host.isConnected = false;
-  second();
-  const stopped = urls.length;
-  await settle(30);
-  assert.ok(urls.length <= stopped + 1, "the element left the page: its loop stopped");
-  globalThis.fetch = fetchPulse;
+  try {
+    const call = (url) =>
+      follow({
+        parentElement: host,
+        data: { name: "count", url, every_ms: 5, watch: ["qid"], seen: pulse, status: "ready" },
+        setStateValue: (name, value) => calls.states.push([name, value]),
+        setTriggerValue: (name, value) => calls.triggers.push([name, value]),
+      });
+    const first = call("/first");
+    await until(() => urls.includes("/first"));
+    // the fragment drew again: new data for the same element, and no clean-up (as Streamlit)
+    const second = call("/second");
+    const seconds = () => urls.filter((u) => u === "/second").length;
+    await until(() => seconds() > 2);
+    const before = urls.filter((u) => u === "/first").length;
+    await until(() => seconds() > 20);
+    assert.equal(urls.filter((u) => u === "/first").length, before, "one loop, with the newest data");
+    first(); // an older call's clean-up while the element is still on the page: it goes on
+    const going = seconds();
+    await until(() => seconds() > going + 5);
+    host.isConnected = false;
+    second();
+    const stopped = urls.length;
+    await settle(30);
+    assert.ok(urls.length <= stopped + 1, "the element left the page: its loop stopped");
+  } finally {
+    globalThis.fetch = fetchPulse;
+  }
 });
