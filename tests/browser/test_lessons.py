@@ -11,6 +11,7 @@ from lnlab.teach.steps import STEPS
 
 from .conftest import (
     APP_PAGES,
+    APP_TIMEOUT_MS,
     LIVE,
     MAIN,
     StreamlitServer,
@@ -33,7 +34,9 @@ def _open(page: Page, server: StreamlitServer, url: str) -> None:
 
 
 def _step_heading(page: Page, k: int) -> None:
-    expect(page.locator(MAIN)).to_contain_text(f"{k}. {STEP_TITLES[k - 1]}")
+    """Step k on screen: drawn by the page's lesson, which mounts anew after a section Python
+    drew (under the whole suite and two busy loops that took over 5 s once)."""
+    expect(page.locator(MAIN)).to_contain_text(f"{k}. {STEP_TITLES[k - 1]}", timeout=APP_TIMEOUT_MS)
 
 
 def test_step_through_from_first_to_last_step(page: Page, streamlit_server: StreamlitServer):
