@@ -82,21 +82,7 @@ function follow(host) {
         const pulse = await reply.json();
         failures = 0;
         if (stopped) return;
-        if (data !== drawn) {
-          // drawn again while the read was out: the next read is judged by the new data
-        } else if (told !== "ready") {
-          told = "ready";
-          setStateValue("status", "ready");
-        } else if (differs(pulse, data.seen, data.watch)) {
-          const change = JSON.stringify(data.watch.map((name) => pulse[name]));
-          const now = performance.now();
-          const last = asked.get(view);
-          if (asksAgain(last, change, now, idle())) {
-            const retried = last?.change === change && now - last.at < RETRIGGER_MS;
-            asked.set(view, { change, at: now, retried });
-            setTriggerValue("changed", pulse);
-          }
-        }
+        if (data === drawn) heard(pulse); // else drawn again meanwhile: the next read is judged
       } catch (err) {
         failures += 1;
         wait = Math.min(data.every_ms * 2 ** failures, MAX_WAIT_MS);
@@ -110,6 +96,23 @@ function follow(host) {
     }
     // a little jitter: a class's devices, redrawn together after Ask, do not stay in step
     if (!stopped) timer = setTimeout(tick, wait * (0.8 + 0.4 * Math.random()));
+  }
+
+  /** A pulse read for the data drawn now: say "ready" once, then ask for any change. */
+  function heard(pulse) {
+    if (told !== "ready") {
+      told = "ready";
+      setStateValue("status", "ready");
+    } else if (differs(pulse, data.seen, data.watch)) {
+      const change = JSON.stringify(data.watch.map((name) => pulse[name]));
+      const now = performance.now();
+      const last = asked.get(view);
+      if (asksAgain(last, change, now, idle())) {
+        const retried = last?.change === change && now - last.at < RETRIGGER_MS;
+        asked.set(view, { change, at: now, retried });
+        setTriggerValue("changed", pulse);
+      }
+    }
   }
 
   function wake() {
