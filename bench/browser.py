@@ -28,6 +28,7 @@ from bench import chromium
 from bench.report import load_average, record
 from lnlab.core.numbers import fmt
 from lnlab.serving.cluster import free_port, healthy
+from tests.browser.conftest import SHOWN
 
 ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -50,11 +51,11 @@ SETTLED_JS = """() => {
 }"""
 # The first metric on the page (step 1's mean, drawn by Streamlit or by the page's own lesson,
 # lnlab.ui.live; the minimal app's sum) shows `expected`.
-METRIC_JS = """(expected) => {
+METRIC_JS = f"""(expected) => {{
     const value = document.querySelector(
-        '[data-testid="stMetricValue"], .lnlab-live-metric-value:not(.lnlab-live-kept *)');
+        '[data-testid="stMetricValue"], .lnlab-live-metric-value{SHOWN}');
     return !!value && value.textContent.trim() === expected;
-}"""
+}}"""
 TITLE = '[data-testid="stMain"] h1'
 NEXT_FRAME_JS = "() => new Promise(done => requestAnimationFrame(() => done()))"
 

@@ -46,6 +46,7 @@ from bench.browser import (
 from bench.report import load_average, record
 from bench.sessions import cpu_s
 from lnlab.teach.steps import STEPS
+from tests.browser.conftest import SHOWN
 
 STEP_PAGE = Target("step-through", "app.py", "/step_through", "st_text", str)
 FLOOR_NEXT = Target("minimal: Previous, Next", "bench/minimal_next.py", "/", "mini_next", str)
@@ -108,7 +109,7 @@ def _heading(k: int, live: bool) -> str:
 def _metric(value: str) -> str:
     return (
         '[...document.querySelectorAll(\'[data-testid="stMetricValue"], '
-        f".lnlab-live-metric-value:not(.lnlab-live-kept *)')]"
+        f".lnlab-live-metric-value{SHOWN}')]"
         f".some(m => m.textContent.trim() === {value!r})"
     )
 
@@ -212,7 +213,7 @@ async def _idle(page: Page, live: bool) -> None:
 
 FORMULAS_JS = (
     "[...document.querySelectorAll('annotation')].filter(a => a.closest('.lnlab-live, "
-    "[data-testid=\"stMain\"]') && !a.closest('.lnlab-live-kept') "
+    f"[data-testid=\"stMain\"]') && a.matches('{SHOWN}') "
     "&& a.textContent.includes('\\\\sigma_\\\\epsilon = \\\\sqrt{'))"
     ".map(a => a.textContent).join('|')"
 )
