@@ -37,6 +37,7 @@ from bench.live import (
 )
 from bench.report import load_average, record
 from lnlab.labs.padding import batch as pad
+from tests.browser.conftest import SHOWN
 
 PADDING = Target("padding", "app.py", "/padding?v=1&section=2", "pad_sentences", str)
 PICKS = 24
@@ -51,7 +52,7 @@ CAPTION_JS = (
     ".some(c => c.offsetParent !== null && c.textContent.includes('The {n} outlined cells'))"
 )
 FORMULA_JS = (
-    "[...document.querySelectorAll('.lnlab-live-statistic annotation')]"
+    f"[...document.querySelectorAll('.lnlab-live-statistic annotation{SHOWN}')]"
     ".some(a => a.textContent.startsWith('\\\\mu_{{\\\\text{{token {k}}}}}'))"
 )
 

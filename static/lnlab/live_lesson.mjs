@@ -25,7 +25,6 @@ const EDITABLE = [
   ".lnlab-table-wrap[tabindex]", // a wide table's scroll region (assist.js): the arrows scroll it
 ].join(",");
 const FALLBACK_STYLE = "lnlab-live-hides-fallback";
-const KEPT_FORMULAS = 64; // drawn formulas kept, so stepping back and forth draws none again
 const KEPT_VIEWS = 12; // views kept per place: every section's, and a few values more
 const KEPT = "lnlab-live-kept"; // a view kept for later: content-visibility hidden, no room taken
 let made = 0; // lessons mounted on this page, for unique ids
@@ -135,7 +134,6 @@ export class LiveLesson {
     this.data = null;
     this.readyFor = null; // the server session told that this lesson works
     this.timers = {};
-    this.formulas = new Map(); // LaTeX (or a section's words) -> its drawn element, latest last
     this.views = new Map(); // place -> (key -> its view, latest last)
     this.shownViews = new Map(); // place -> the view it shows
     this.build();
@@ -310,7 +308,7 @@ export class LiveLesson {
       this.heading.textContent = `${k + 1}. ${info.title}`;
       this.view(this.explanation, info.explanation, () => markup("p", this.markdown(info.explanation)));
       this.formula.hidden = !info.formula;
-      if (info.formula) this.view(this.formula, info.formula, () => markup("p", this.math(info.formula)));
+      if (info.formula) this.formulaView(this.formula, info.formula);
     }
     this.draw();
   }
@@ -351,25 +349,9 @@ export class LiveLesson {
     }
   }
 
-  /** The element drawn for `key` (KaTeX markup from `make()`), drawn once and kept. */
-  drawn(key, make) {
-    let node = this.formulas.get(key);
-    if (node) {
-      this.formulas.delete(key);
-    } else {
-      node = el("span");
-      node.innerHTML = make();
-    }
-    this.formulas.set(key, node);
-    if (this.formulas.size > KEPT_FORMULAS) this.formulas.delete(this.formulas.keys().next().value);
-    return node;
-  }
-
-  /** A formula drawn into `target` unless it already shows it. */
-  drawFormula(target, latex) {
-    if (target.dataset.latex === latex) return;
-    target.dataset.latex = latex;
-    target.replaceChildren(this.drawn(latex, () => this.math(latex)));
+  /** The formula `latex` shown in `place`, drawn once and kept (see view). */
+  formulaView(place, latex) {
+    this.view(place, latex, () => markup("p", this.math(latex)));
   }
 
   math(latex) {

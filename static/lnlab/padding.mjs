@@ -86,9 +86,9 @@ class PaddingLesson extends LiveLesson {
       this.picked(pick, pick === TOKEN ? this.local.token : this.local.feature, e);
     });
     this.index.addEventListener("change", (e) => this.picked(this.local.pick, Number(this.index.value), e));
-    this.mean = el("p");
-    this.variance = el("p");
-    this.writtenOut = el("p");
+    this.mean = el("div");
+    this.variance = el("div");
+    this.writtenOut = el("div");
     this.detail = el("details", { class: "lnlab-live-detail" }, el("summary"), el("div", { class: "lnlab-formula" }, this.writtenOut));
     this.statBox = el(
       "div",
@@ -161,9 +161,9 @@ class PaddingLesson extends LiveLesson {
       this.setPicks(s);
       const values = s.cells.map(([i, j]) => this.rows[i].values[j]);
       const [mean, short, long] = statisticLatex(values, statisticSymbol(s.pick, s.index, this.data.features), s.mean, s.var);
-      this.drawFormula(this.mean, mean);
-      this.drawFormula(this.variance, short);
-      this.drawFormula(this.writtenOut, long);
+      this.formulaView(this.mean, mean);
+      this.formulaView(this.variance, short);
+      this.formulaView(this.writtenOut, long);
     }
     const words = onCells ? this.data.texts.cells : this.data.texts.batch;
     const fill = (text) =>

@@ -183,7 +183,7 @@ class StepLesson extends LiveLesson {
     this.setSliders();
     this.stepCallout(info.key, r);
     const worked = writtenSteps(this.values)[k];
-    this.view(this.worked, worked, () => markup("p", this.math(worked)));
+    this.formulaView(this.worked, worked);
     this.setNumbers(info, r);
     this.drawFigure();
     this.setTable(r);

@@ -26,6 +26,7 @@ from .conftest import (
     LIVE_FALLBACK,
     LIVE_HEADING,
     MAIN,
+    SHOWN,
     StreamlitServer,
     assert_no_problems,
     expect_rerun,
@@ -35,7 +36,7 @@ from .conftest import (
 pytestmark = pytest.mark.browser
 
 PADDING = next(p for p in APP_PAGES if p.name == "padding")
-FORMULAS = f"{LIVE} .lnlab-live-statistic .lnlab-formula annotation"
+FORMULAS = f"{LIVE} .lnlab-live-statistic .lnlab-formula annotation{SHOWN}"
 OUTLINED = f"{LIVE} svg rect.outlined"
 LAB = pad.padding_lab(pad.parse_sentences("Hi Nitish\nHow are you today"), "hi-nitish")
 # Do something in the page and read what it drew in the same task, with the script runs
