@@ -222,7 +222,9 @@ if not ui.presenting():
 else:
     ss.st_inputs = _read()
 dy = state.read_dy(ss, ss.st_inputs.x.shape[1])
-ss.st_slides = _slides(ss.st_inputs, dy)  # a click reruns the lesson alone: nothing to rehash
+# a click reruns the lesson alone: nothing to rehash
+ss.st_slides = _slides(ss.st_inputs, dy)
+ss.st_live = live.browser_data(_lesson(ss.st_inputs))
 ui.lesson_view(
     lambda: ss.st_slides,
     page=state.PAGE,
@@ -234,7 +236,7 @@ ui.lesson_view(
     live=ui.LiveSections(  # the five steps, computed and drawn in the browser
         "step_through",
         live.SECTIONS,
-        lambda: live.browser_data(_lesson(ss.st_inputs)),
+        lambda: ss.st_live,
         lambda changes: live.apply_changes(ss, changes),
     ),
 )
