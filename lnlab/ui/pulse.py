@@ -14,8 +14,8 @@ student's device reruns when a question is asked or revealed, the teacher's when
 Until the browser has shown that it can (its first pulse read), and again after it says it
 cannot, the fragment keeps its timer: a server started without the route (`streamlit run
 app.py`), a browser that blocks the request, or an old page still follow the class. Each run
-of the fragment starts or stops the browser's timer for itself (Streamlit's own auto_rerun and
-stop_auto_rerun messages), so the switch redraws nothing.
+of the fragment sets the browser's timer for itself (Streamlit's own auto_rerun message: every
+`every_s`, or once an hour while pulses are read), so the switch redraws nothing.
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ _ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([^/?#]{{1,100}})")
 _WORKS = "_lnlab_pulse_works"  # True once this browser read a pulse; False once it said it cannot
 _WATCHED = "_lnlab_pulse_watched"  # the running fragment has drawn its pulse component
 _TIMER_S = "_lnlab_pulse_timer_s"  # the running fragment's timer, where pulses cannot be read
+# The timer while the browser reads pulses: an hour, not none. Streamlit's browser asks for a
+# run when its websocket comes back (another process, after the one serving it died) only if
+# a timer runs or the last run was a fragment's: with the timer stopped and a whole-page run
+# last, a teacher's page stayed as it was on the new process until the class changed.
+FOLLOWING_TIMER_S = 3600.0
 
 UNKNOWN: Mapping[str, Any] = {}  # what a fragment drew when it could not read its class
 QUESTION = ("qid", "revealed", "open")  # the question asked now: what a student's view shows
@@ -242,18 +247,15 @@ def _fragment_id() -> str | None:
         return None
 
 
-def _timer(fragment_id: str, every_s: float | None) -> None:
-    """Start (every_s) or stop (None) the browser's timer that reruns `fragment_id`, as
-    Streamlit's `run_every` does."""
+def _timer(fragment_id: str, every_s: float) -> None:
+    """Set the browser's timer that reruns `fragment_id` every `every_s`, as Streamlit's
+    `run_every` does (the browser keeps a timer sent again unchanged)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     msg = ForwardMsg()
-    if every_s is None:
-        msg.stop_auto_rerun.fragment_ids.append(fragment_id)
-    else:
-        msg.auto_rerun.interval = every_s
-        msg.auto_rerun.fragment_id = fragment_id
+    msg.auto_rerun.interval = every_s
+    msg.auto_rerun.fragment_id = fragment_id
     if (ctx := get_script_run_ctx()) is not None:
         ctx.enqueue(msg)
 
@@ -269,13 +271,14 @@ def watch(
     fragment when one of `fields` of class `code`'s pulse differs from `seen`, what the
     fragment draws (asked every `every_s`). `seen` None: the pulse read now, before the
     fragment reads what it draws; UNKNOWN: the fragment could not read it (the next read
-    reruns it, at most every few seconds). The fragment's timer (`following`'s) is stopped
-    while the browser reads pulses and runs otherwise: every run says so for itself, for the
-    same fragment, so nothing is redrawn when the browser's word changes."""
+    reruns it, at most every few seconds). The fragment's timer (`following`'s) runs every
+    FOLLOWING_TIMER_S while the browser reads pulses, every `every_s` otherwise: every run
+    says so for itself, for the same fragment, so nothing is redrawn when the browser's word
+    changes."""
     ss = st.session_state
     ss[_WATCHED] = True
     if (fragment := _fragment_id()) is not None:
-        _timer(fragment, None if works() else ss[_TIMER_S])  # both: no-ops when repeated
+        _timer(fragment, FOLLOWING_TIMER_S if works() else ss[_TIMER_S])
     if seen is None:
         try:
             seen = asdict(default_store().pulse(code))

@@ -106,7 +106,7 @@ def test_a_pulse_is_only_read_and_waiting_reads_are_bounded() -> None:
 
 
 def test_a_following_view_that_fails_before_it_watches_goes_back_to_its_timer(monkeypatch):
-    timers: list[tuple[str, float | None]] = []
+    timers: list[tuple[str, float]] = []
     fake = SimpleNamespace(session_state={}, fragment=lambda fn: fn)
     monkeypatch.setattr(pulse, "st", fake)
     monkeypatch.setattr(pulse, "_fragment_id", lambda: "frag-1")
