@@ -39,12 +39,19 @@ def script_imports(root: Path = ROOT) -> list[str]:
 
 
 def warm(root: Path = ROOT) -> float:
-    """Import torch and every module the app's scripts import; the seconds it took.
+    """Import torch and every module the app's scripts import, and do once what costs more the
+    first time; the seconds it took.
 
     `from lnlab import backend` names a module; `from lnlab.core.parse import MAX_CHARS` names a
-    constant, which is no module and is skipped."""
+    constant, which is no module and is skipped. The first autograd check imports sympy (0.5 s)
+    and the first element drawn reads the whole call stack's source (Streamlit's check for a
+    REPL, 0.17 s): a process's first page paid both, which is the page of a teacher moved here
+    when their process died (lnlab.serving.cluster)."""
     start = time.perf_counter()
-    import torch  # noqa: F401
+    import numpy as np
+    import streamlit.delta_generator
+
+    from lnlab.core.backward import autograd_check
 
     for name in script_imports(root):
         try:
@@ -52,6 +59,10 @@ def warm(root: Path = ROOT) -> float:
         except ModuleNotFoundError as err:
             if err.name != name:  # a module that is there but fails to import
                 raise
+    autograd_check(np.ones((1, 2)), np.ones((1, 2)), np.ones(2), 1e-5)
+    # Streamlit warns (once) when an element is drawn outside `streamlit run`; the launcher
+    # runs it, so the check is skipped
+    streamlit.delta_generator._use_warning_has_been_displayed = True
     return time.perf_counter() - start
 
 
