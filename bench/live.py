@@ -55,7 +55,8 @@ CLICKS = 24  # Next to step 5 and Previous back, three times
 KEYS = 16
 SLIDES = 12  # epsilon or gamma changes
 DRAG_FRAMES = 120  # two seconds at 60 frames a second
-PACED_STEPS = 12  # one step, then a pause until its state has reached the server
+PACED_STEPS = 24  # one step, then a pause until its state has reached the server (12 were within
+# the noise of an idle server's CPU, 30 ms a second on some machines)
 LOADS = 5
 TIMEOUT_MS = 30_000
 BLOCKED = "**/app/static/lnlab/**"  # the page's lesson modules: refused for "before"
@@ -296,13 +297,13 @@ async def mouse_drag(page: Page) -> list[float]:
     )
 
 
-IDLE_S = 3.0  # how long a server's idle CPU is measured for, before each CPU phase
+IDLE_S = 6.0  # how long a server's idle CPU is measured for, before each CPU phase
 
 
 async def _idle_rate(server: Server) -> float:
     """The server's CPU seconds per second with nothing asked of it (its event loop's own
-    housekeeping, about 4-6 ms a second here): subtracted from each phase's CPU, since the
-    phases take different times."""
+    housekeeping: 4-6 ms a second on the machine of the first runs, about 30 on another):
+    subtracted from each phase's CPU, since the phases take different times."""
     start, t0 = cpu_s(server), time.monotonic()
     await asyncio.sleep(IDLE_S)
     return (cpu_s(server) - start) / (time.monotonic() - t0)
