@@ -114,6 +114,7 @@ class Device:
     count: int = -1  # the teacher's panel: answers counted
     told: dict[str, bool] = field(default_factory=dict)  # pulse component -> said "ready"
     due: dict[str, float] = field(default_factory=dict)  # timer or pulse -> next time
+    every: dict[str, float] = field(default_factory=dict)  # timer -> its interval, as `due` set
 
     async def run(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> Run:
         async with self.lock:
@@ -135,7 +136,9 @@ class Device:
         while not until.is_set():
             now = time.perf_counter()
             for fragment, every in list(self.session.timers.items()):
-                due = self.due.setdefault(fragment, now + every)
+                if self.every.get(fragment) != every:  # set anew: the browser restarts it
+                    self.every[fragment], self.due[fragment] = every, now + every
+                due = self.due[fragment]
                 if now >= due:
                     self.due[fragment] = now + every
                     await self.run(fragment_id=fragment)

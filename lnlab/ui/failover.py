@@ -2,15 +2,17 @@
 
 When a process goes away (killed, restarted, scaled down), the browser reconnects through the
 proxy to another process, which starts a new, empty session and runs nothing until the
-browser asks. Streamlit's browser does not ask for a run on reconnecting; its next click on a
-lesson's Previous or Next asks to rerun the lesson's fragment, which the new session has never
-run, and Streamlit 1.67 drops that request (AppSession.request_rerun: "The fragment ... does
-not exist anymore"): the click does nothing. `install()` turns such a request, in a session
-that has not run the page yet, into a run of the whole page with the same widget states and
-URL, so the click takes effect and the page is rebuilt from its link (tests/browser/
-test_cluster_failover.py). The same goes for a fragment's timed rerun (a live class's panel
-and a student's device poll every second or so): the first one after the move runs the page,
-which finds the teacher's class or the student's place again from the browser's cookies.
+browser asks. Streamlit's browser asks for a whole-page run on reconnecting only where a
+fragment has a timer or the last run was a fragment's (a live class's views keep a timer for
+this: lnlab.ui.pulse). Otherwise its next click on a lesson's Previous or Next asks to rerun
+the lesson's fragment, which the new session has never run, and Streamlit 1.67 drops that
+request (AppSession.request_rerun: "The fragment ... does not exist anymore"): the click does
+nothing. `install()` turns such a request, in a session that has not run the page yet, into a
+run of the whole page with the same widget states and URL, so the click takes effect and the
+page is rebuilt from its link (tests/browser/test_cluster_failover.py). The same goes for a
+fragment's timed rerun or a pulse's (a live class's views): the first one after the move runs
+the page, which finds the teacher's class or the student's place again from the browser's
+cookies.
 Fragment ids are hashes of the fragment's definition and place, so after that run the
 browser's fragment ids are the session's own again.
 """

@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, expect
 
 from lnlab.classroom.store import ClassStore
 from lnlab.serving.cluster import Cluster, free_port
+from lnlab.ui.pulse import PATH as PULSE
 
 from .conftest import (
     assert_no_problems,
@@ -83,6 +84,8 @@ def test_killed_teacher_process_the_class_comes_back_as_it_was(browser: Browser,
     process and asks it for a run; the browser's claim (a cookie) brings the teacher back into
     the same class, on the same question, with the count intact, with no click."""
     page = new_app_page(browser, {"width": 1024, "height": 768})
+    pulses: list[str] = []  # the class's pulses the page read
+    page.on("requestfinished", lambda r: pulses.append(r.url) if PULSE in r.url else None)
     classes = ClassStore()  # the database every process of the cluster shares
     try:
         page.goto(cluster.url + "/class")
@@ -101,8 +104,10 @@ def test_killed_teacher_process_the_class_comes_back_as_it_was(browser: Browser,
         student = classes.join(code, browser="a-phone-in-the-room")
         classes.answer(code, student, posed.question.qid, posed.question.options[0].text)
         expect(page.locator(".lnlab-live-count")).to_contain_text("1 of 1", timeout=15_000)
-        # the last run before the kill a whole page's (Streamlit's R), not a fragment's: the
-        # browser asks the new process for a run only because the class's views keep a timer
+        # the last run before the kill a whole page's (Streamlit's R), not a fragment's, in a
+        # page that reads the class's pulse (else its views would be on their short timers):
+        # the browser asks the new process for a run only because the views keep a timer
+        assert pulses, "the teacher's page read no pulse"
         page.evaluate("document.activeElement && document.activeElement.blur()")
         with expect_rerun(page):
             page.keyboard.press("r")

@@ -85,7 +85,7 @@ def test_an_idle_device_runs_nothing_and_shows_a_question_once_asked(
     store, new = classroom
     device = _joined(browser, streamlit_server, store, new)
     try:
-        device.wait_reads(2)  # it has said it reads pulses, and its timer has stopped
+        device.wait_reads(2)  # it has said it reads pulses: its timer is set to an hour
         runs = device.runs
         device.wait_reads(IDLE_READS)
         assert device.runs == runs, "an idle device asked for script runs"

@@ -124,6 +124,28 @@ def test_a_following_view_that_fails_before_it_watches_goes_back_to_its_timer(mo
     assert timers == [("frag-1", 1.5)]
 
 
+def test_a_view_keeps_an_hours_timer_while_its_browser_reads_pulses(monkeypatch):
+    """Streamlit's browser asks a new process for a run when it reconnects only where a timer
+    runs (or the last run was a fragment's): a view whose browser reads pulses keeps a timer of
+    an hour, not none; one whose browser has not said so yet keeps its own."""
+    timers: list[tuple[str, float]] = []
+    fake = SimpleNamespace(session_state={}, fragment=lambda fn: fn)
+    monkeypatch.setattr(pulse, "st", fake)
+    monkeypatch.setattr(pulse, "_fragment_id", lambda: "frag-1")
+    monkeypatch.setattr(pulse, "_timer", lambda fragment, every: timers.append((fragment, every)))
+    monkeypatch.setattr(pulse, "_component", lambda **kwargs: None)
+
+    @pulse.following(1.5)
+    def view() -> None:
+        pulse.watch("count", "ABCDEFGHJ", pulse.COUNTS, 1.0, seen=pulse.UNKNOWN)
+
+    view()
+    assert timers == [("frag-1", 1.5)]
+    fake.session_state[pulse._WORKS] = True  # the browser said it reads pulses
+    view()
+    assert timers == [("frag-1", 1.5), ("frag-1", pulse.FOLLOWING_TIMER_S)]
+
+
 def _request(route: pulse.PulseRoute, path: str, method: str = "GET") -> list[dict]:
     sent: list[dict] = []
 
