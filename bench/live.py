@@ -310,12 +310,15 @@ async def _idle_rate(server: Server) -> float:
 
 
 async def _cpu_ms(server: Server, work: Awaitable[object], count: int) -> float:
-    """Server CPU ms per one of `count` steps of `work`, its idle CPU meanwhile left out."""
-    rate = await _idle_rate(server)
+    """Server CPU ms per one of `count` steps of `work`, its idle CPU meanwhile left out: the
+    idle rate measured before and after, averaged (it drifts, and a phase of few sends was
+    left at 0 when the rate before it was high)."""
+    before = await _idle_rate(server)
     start, t0 = cpu_s(server), time.monotonic()
     await work
-    used = cpu_s(server) - start - rate * (time.monotonic() - t0)
-    return max(0.0, used) / count * 1e3
+    used, took = cpu_s(server) - start, time.monotonic() - t0
+    rate = (before + await _idle_rate(server)) / 2
+    return max(0.0, used - rate * took) / count * 1e3
 
 
 async def cpu_per_step(page: Page, server: Server, live: bool, burst: int) -> float:
