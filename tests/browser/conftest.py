@@ -416,6 +416,14 @@ def expect_rerun(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> Iterator[None]
     wait_for_app(page, timeout_ms)
 
 
+def rerun_page(page: Page) -> None:
+    """Rerun the whole page as a visitor would (Streamlit's "r" shortcut, with focus off any
+    input); return once that run has ended and is drawn."""
+    with expect_rerun(page):
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.keyboard.press("r")
+
+
 SLIDE_NUMBER = re.compile(r"Slide (\d+) of (\d+)")
 
 

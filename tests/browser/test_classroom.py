@@ -38,6 +38,7 @@ from .conftest import (
     expect_rerun,
     launch_options,
     new_app_page,
+    rerun_page,
     wait_for_app,
     watch_requests,
 )
@@ -171,13 +172,6 @@ def _type_embeddings(page: Page, text: str) -> None:
         page.locator(STEP_TEXT).press("Control+Enter")  # commits the text area
 
 
-def _rerun(page: Page) -> None:
-    """Rerun the script as the student would (the "r" shortcut), with focus off any input."""
-    with expect_rerun(page):
-        page.evaluate("document.activeElement && document.activeElement.blur()")
-        page.keyboard.press("r")
-
-
 def test_sessions_do_not_see_each_others_input(browser: Browser, streamlit_server: StreamlitServer):
     alice = _open_step_through(browser, streamlit_server)
     bob = _open_step_through(browser, streamlit_server)
@@ -187,8 +181,8 @@ def test_sessions_do_not_see_each_others_input(browser: Browser, streamlit_serve
         seed_text = alice.locator(MAIN).inner_text()
         _type_embeddings(alice, "1, 2, 3, 4")
         _type_embeddings(bob, "5, -1, 0, 2")
-        _rerun(alice)  # after Bob's edit: Alice's run must still use Alice's numbers
-        _rerun(bob)
+        rerun_page(alice)  # after Bob's edit: Alice's run must still use Alice's numbers
+        rerun_page(bob)
 
         assert alice.locator(STEP_TEXT).input_value() == "1, 2, 3, 4"
         assert bob.locator(STEP_TEXT).input_value() == "5, -1, 0, 2"

@@ -23,6 +23,7 @@ from .conftest import (
     assert_no_problems,
     expect_rerun,
     new_app_page,
+    rerun_page,
     runs_finished,
     wait_for_app,
 )
@@ -108,9 +109,7 @@ def test_killed_teacher_process_the_class_comes_back_as_it_was(browser: Browser,
         # page that reads the class's pulse (else its views would be on their short timers):
         # the browser asks the new process for a run only because the views keep a timer
         assert pulses, "the teacher's page read no pulse"
-        page.evaluate("document.activeElement && document.activeElement.blur()")
-        with expect_rerun(page):
-            page.keyboard.press("r")
+        rerun_page(page)
         before = _server(page)
         killed = time.monotonic()
         cluster.kill(int(before.removeprefix("app")), signal.SIGKILL)

@@ -26,6 +26,7 @@ from .conftest import (
     StreamlitServer,
     expect_rerun,
     new_app_page,
+    rerun_page,
     wait_for_app,
 )
 from .slides import PROJECTORS
@@ -269,9 +270,7 @@ def test_a_class_with_the_keyboard(browser: Browser, streamlit_server: Streamlit
         # reruns nothing while nothing changes): nothing is said again
         for page in (teacher, student):
             for _ in range(2):
-                page.evaluate("document.activeElement && document.activeElement.blur()")
-                with expect_rerun(page):
-                    page.keyboard.press("r")
+                rerun_page(page)
         assert [t for t in said(teacher) if t.startswith("Revealed")] == said(teacher)[-1:]
         assert len([t for t in said(student) if t.startswith("The answer")]) == 1, said(student)
     finally:
