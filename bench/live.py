@@ -55,7 +55,7 @@ CLICKS = 24  # Next to step 5 and Previous back, three times
 KEYS = 16
 SLIDES = 12  # epsilon or gamma changes
 DRAG_FRAMES = 120  # two seconds at 60 frames a second
-PACED_STEPS = 24  # one step, then a pause until its state has reached the server (12 were within
+PACED_STEPS = 24  # one step, then a pause until it has reached the server (12 were within
 # the noise of an idle server's CPU, 30 ms a second on some machines)
 LOADS = 5
 TIMEOUT_MS = 30_000
@@ -323,7 +323,8 @@ async def _cpu_ms(server: Server, work: Awaitable[object], count: int) -> float:
 
 async def cpu_per_step(page: Page, server: Server, live: bool, burst: int) -> float:
     """Server CPU ms per step over PACED_STEPS steps: `burst` steps in a row, then a pause until
-    their state has been run (live: the debounced send; before: each click's own run)."""
+    the server has them (live: the step route's answer to the post after the pause, no script
+    run; before: each click's own run)."""
 
     async def steps() -> None:
         moves = _walk(await _at(page, live), PACED_STEPS)
@@ -493,8 +494,9 @@ async def measure(before_root: Path | None) -> tuple[list[tuple[str, ...]], list
         f"{cpu_after_paced:.1f}; {cpu_after_burst:.1f} in runs of 4",
         f"{cpu_before:.1f}",
         f"{cpu_floor:.1f}",
-        f"{PACED_STEPS} steps, each followed by a pause until its state has run (after: one "
-        "debounced send per pause); the server's idle CPU over the same time left out",
+        f"{PACED_STEPS} steps, each followed by a pause until the server has it (after: one "
+        "post to the step route per pause, no script run); the server's idle CPU over the same "
+        "time left out",
     )
 
     def load(which: str, part: str) -> str:

@@ -200,3 +200,17 @@ def link_state(widgets: Mapping[str, Any], fields: tuple[Field, ...]) -> dict[st
 def widget_values(state: Mapping[str, Any], fields: tuple[Field, ...]) -> dict[str, Any]:
     """Session-state values for the widgets, from a decoded link state."""
     return {f.key: f.to_widget(state[f.param.name]) for f in fields if f.param.name in state}
+
+
+def link_with(
+    params: Mapping[str, str], fields: tuple[Field, ...], key: str, value: Any
+) -> dict[str, str]:
+    """The link `params` with widget `key` set to `value`: the parameters of its fields encoded
+    again, in their places (one that is new goes last, one now empty is left out)."""
+    changed: dict[str, str | None] = {}
+    for f in (f for f in fields if f.key == key):
+        encoded = encode_link(link_state({key: value}, (f,)), (f.param,))
+        changed[f.param.name] = encoded.get(f.param.name)
+    out = {name: changed.pop(name, text) for name, text in params.items()}
+    out |= changed
+    return {name: text for name, text in out.items() if text is not None}

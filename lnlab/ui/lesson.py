@@ -34,7 +34,7 @@ from lnlab.ui.classroom import (
     teaching,
 )
 from lnlab.ui.inputs import KEEP
-from lnlab.ui.links import share_link
+from lnlab.ui.links import catch_up, share_link
 from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask, verdict
 from lnlab.ui.rerun import drew_section, pace, rerun_if_asked
@@ -310,6 +310,7 @@ def _lesson_fragment(
     live: in_browser.LiveSections | None,
 ) -> None:
     pace(fragment=True)
+    catch_up()  # a step the browser posted by the route (lnlab.ui.step_route)
     rerun_if_asked()
     teacher_active()  # a teacher moving through the slides keeps their class open
     landing()
@@ -326,6 +327,7 @@ def _lesson_fragment(
     at = ss[slide_key]
     drew_section(slide_key, at)
     class_on = teaching() is not None
+    drawn: bool | None = False  # by the browser: True, alone; None, over today's; False, not
     if live is None or not in_browser.covers(live, at, show_all, quiz=quiz, class_on=class_on):
         _sections(lesson, page, slide_key, controls, quiz, show_all)
     else:
@@ -333,7 +335,9 @@ def _lesson_fragment(
         if drawn is not True:  # today's lesson too: under the browser's (None), or instead
             with st.container(key=in_browser.FALLBACK):
                 _sections(lesson, page, slide_key, controls, quiz, show_all, drawn is False)
-    share_link(page, fields)
+    link = share_link(page, fields)
+    if live is not None:
+        in_browser.steps_by_route(live, page, slide_key, fields, link, open=drawn is not False)
 
 
 def _sections(

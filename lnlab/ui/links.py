@@ -13,11 +13,12 @@ from lnlab.classroom.links import PARAMS as CLASS_PARAMS
 from lnlab.core.errors import InputError
 from lnlab.teach.links import Field, decode_link, encode_link, link_state, widget_values
 from lnlab.teach.markdown import plain
+from lnlab.ui import step_route
 from lnlab.ui.classroom import url_params
 from lnlab.ui.page import PRESENT_KEY, presenting
 from lnlab.ui.stale import address, record_shown
 
-_NOT_STATE = (PRESENT_KEY, *CLASS_PARAMS)  # query parameters of the app, not of a page
+NOT_STATE = (PRESENT_KEY, *CLASS_PARAMS)  # query parameters of the app, not of a page
 # What Streamlit's server does with a longer query string: it drops it (see mark_dropped_links)
 STREAMLIT_MAX_QUERY_CHARS = query_params.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
 STREAMLIT_MAX_QUERY_PARAMS = query_params.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
@@ -80,12 +81,13 @@ def open_link(page: str, fields: tuple[Field, ...]) -> bool:
     example with a notice saying what is wrong; it never raises. Returns True when it applied
     a newly opened link, so the page can check that the link's parts fit together.
     """
+    catch_up()
     for f in fields:  # Streamlit drops the state of widgets that are not drawn (presenter mode)
         if f.key in st.session_state:
             st.session_state[f.key] = st.session_state[f.key]
-    params = {k: v for k, v in _query().items() if k not in _NOT_STATE}
+    params = {k: v for k, v in _query().items() if k not in NOT_STATE}
     signature = address(
-        ((k, v) for k in st.query_params for v in st.query_params.get_all(k)), _NOT_STATE
+        ((k, v) for k in st.query_params for v in st.query_params.get_all(k)), NOT_STATE
     )
     if st.session_state.get(f"_link_{page}") == signature:
         return False
@@ -119,6 +121,23 @@ def _had(page: str, signature: str) -> bool:
     return signature in st.session_state.get(f"_link_had_{page}", ())
 
 
+def catch_up() -> None:
+    """Apply the step this session's browser posted since its last run (lnlab.ui.step_route),
+    before anything reads it: its section and revision, unless a newer revision came since as
+    the component's state. The address the route sent the browser is one the page had, no link
+    being opened; the run writes the link again (a run under way when the route sent it may
+    have written its own after it)."""
+    ss = st.session_state
+    token = ss.get(step_route.TOKEN)
+    step = step_route.STEPS.take(token) if token else None
+    if step is None:
+        return
+    if step.rev > ss.get(step_route.REV, 0):
+        ss[step_route.REV], ss[step.slide_key] = step.rev, step.step
+    _remember(step.page, step.signature)
+    ss[f"_link_{step.page}"] = None
+
+
 def _remember(page: str, signature: str) -> None:
     had = st.session_state.setdefault(f"_link_had_{page}", [])
     if signature in had:
@@ -133,8 +152,9 @@ def _history_navigation() -> bool:
     return bool(ctx and ctx.is_history_navigation)
 
 
-def share_link(page: str, fields: tuple[Field, ...]) -> None:
+def share_link(page: str, fields: tuple[Field, ...]) -> dict[str, str]:
     """Keep the URL a link to what is on screen, and offer it to copy; call after the widgets.
+    Returns the link's parameters.
 
     Every change to the URL adds a browser history entry, so the URL is left alone until the
     visitor changes something: one press of Back still leaves a page just opened. From the
@@ -144,7 +164,7 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
     if presenting():
         params[PRESENT_KEY] = "1"
     params |= url_params()  # a student's class goes with them from page to page
-    mine = address(params.items(), _NOT_STATE)
+    mine = address(params.items(), NOT_STATE)
     initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
     current = st.session_state.get(f"_link_{page}")  # what the URL holds now
     clean = "[]"
@@ -154,8 +174,9 @@ def share_link(page: str, fields: tuple[Field, ...]) -> None:
         st.session_state[f"_link_{page}"] = mine
         _remember(page, mine)
     # what a message sent before this run is drawn echoes (lnlab.ui.stale)
-    record_shown((f.key for f in fields), st.session_state.get(f"_link_{page}"), _NOT_STATE)
+    record_shown((f.key for f in fields), st.session_state.get(f"_link_{page}"), NOT_STATE)
     base = str(st.context.url or "").split("?")[0]
     with st.popover("Copy link to this example", icon=":material/link:"):
         st.caption("Anyone who opens this link sees the same example and settings.")
         st.code(f"{base}?{urlencode(params)}", language=None, wrap_lines=True)
+    return params

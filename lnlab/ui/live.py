@@ -5,11 +5,12 @@ Python sends the inputs, its own numbers and the lesson's words (`LiveSections.d
 browser (the lesson's module, `LiveSections.module`: static/lnlab/step_through.mjs or
 padding.mjs, on static/lnlab/live_lesson.mjs) draws the sections and answers Previous/Next, the
 keys, sliders, picks and edits within a frame, with no round trip. What the user changed comes
-back once they let go, as the component's state "lesson": `{rev, step?, all?, <input>?...}`.
-Here `rev` is checked (newer than the last applied), `step` and `all` go to the lesson's own
-keys, and the inputs to `LiveSections.apply`, which checks them like anything else sent over the
-websocket. Python echoes the last applied `rev`, so the browser knows which of its values Python
-has.
+back once they let go: a step alone by the step route, with no script run (lnlab.ui.step_route,
+where the launcher serves it), anything else as the component's state "lesson":
+`{rev, step?, all?, <input>?...}`. Here `rev` is checked (newer than the last applied), `step`
+and `all` go to the lesson's own keys, and the inputs to `LiveSections.apply`, which checks them
+like anything else sent over the websocket. Python echoes the last applied `rev`, so the
+browser knows which of its values Python has.
 
 The browser's lesson replaces today's only once it has shown that it works in this session:
 until then both are drawn, today's in a container the browser hides when it is ready, and its
@@ -21,26 +22,28 @@ is today's: the questions' gate and the class are Python's.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnlab.core.errors import InputError
 from lnlab.teach.lesson import Lesson
+from lnlab.teach.links import Field
+from lnlab.ui import step_route
+from lnlab.ui.links import NOT_STATE
 from lnlab.ui.page import presenting
 from lnlab.ui.rerun import rerun_app
-from lnlab.ui.served import STATIC, static_base
+from lnlab.ui.served import STATIC, base_path, static_base
 
 KEY = "lnlab_live"  # the component's key: its state is session_state[KEY]
 FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the browser's works
 _WORKS = "_lnlab_live_works_"  # + module: None, not known yet; True, it drew; False, it failed
-_REV = "_lnlab_live_rev"  # the last revision of the browser's state applied
+_REV = step_route.REV  # the last revision of the browser's state applied
 _ERROR = "_lnlab_live_error"
-_SESSION = "_lnlab_live_session"
 _STATUS_FAILED = "failed"
 
 # The component's own script: it loads the lesson's modules and KaTeX from the app's static
@@ -120,17 +123,19 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
         return False
     if ss.get(_ERROR):
         st.error(ss.pop(_ERROR), icon=":material/error:")
+    token = ss.setdefault(step_route.TOKEN, step_route.new_token())
     data = {
         **live.data(),
         "module": live.module,
         "rev": ss.get(_REV, 0),
-        "session": ss.setdefault(_SESSION, secrets.token_hex(8)),  # a new one: revisions restart
+        "session": token,  # a new one: revisions restart
         "step": at,
         "sections": [s.title for s in lesson.sections],
         "title": lesson.title,
         "presenting": presenting(),
         "base": static_base(),
         "fallback": None if works else FALLBACK,
+        "route": step_route.route(token, base_path()),
     }
     _component(
         key=KEY,
@@ -139,6 +144,31 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
         on_status_change=partial(_status, live.module),
     )
     return works
+
+
+def steps_by_route(
+    live: LiveSections,
+    page: str,
+    slide_key: str,
+    fields: tuple[Field, ...],
+    link: dict[str, str],
+    *,
+    open: bool,
+) -> None:
+    """While the browser draws the lesson (`open`), its steps through sections 0..count-1 come
+    by the route, with no script run (lnlab.ui.step_route), from the link this run wrote
+    (`link`, its parameters); otherwise they come as its state."""
+    ss = st.session_state
+    token, ctx = ss.get(step_route.TOKEN), get_script_run_ctx()
+    if token is None or ctx is None:
+        return
+    if not open:
+        step_route.STEPS.withdraw(token)
+        return
+    lane = step_route.Lane(
+        ctx.session_id, page, slide_key, live.count, link, fields, NOT_STATE, ss.get(_REV, 0)
+    )
+    step_route.STEPS.offer(token, lane)
 
 
 def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on: bool) -> bool:

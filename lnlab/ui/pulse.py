@@ -21,7 +21,6 @@ of the fragment sets the browser's timer for itself (Streamlit's own auto_rerun 
 from __future__ import annotations
 
 import functools
-import json
 import re
 import threading
 import time
@@ -34,6 +33,7 @@ import streamlit as st
 
 from lnlab.classroom.store import ClassError, Pulse, StoreDown, default_store, normalize_code
 from lnlab.core.errors import InputError
+from lnlab.ui.asgi import add_middleware, send_json
 from lnlab.ui.rerun import PULSE_KEY, redraw_if_lost, redraws_a_class
 from lnlab.ui.served import STATIC, base_path
 
@@ -168,33 +168,12 @@ class PulseRoute:
                 found = await run_in_threadpool(respond, self.pulses, scope["path"])
             finally:
                 self.reading -= 1
-        status, body = found
-        data = json.dumps(body, separators=(",", ":")).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(data)).encode()),
-            (b"cache-control", b"no-store"),
-            (b"x-content-type-options", b"nosniff"),
-        ]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": data})
+        await send_json(send, *found)
 
 
 def install() -> None:
-    """Streamlit's server (Starlette, in 1.67) answers pulses first: its middleware list starts
-    with PulseRoute. For the launcher, lnlab.ui.serve."""
-    from starlette.middleware import Middleware
-    from streamlit.web.server.starlette import starlette_app
-
-    original = starlette_app.create_streamlit_middleware
-    if getattr(original, "lnlab_pulse", False):
-        return
-
-    def middleware() -> list[Middleware]:
-        return [Middleware(PulseRoute), *original()]
-
-    middleware.lnlab_pulse = True  # type: ignore[attr-defined]
-    starlette_app.create_streamlit_middleware = middleware
+    """Streamlit's server answers pulses first (PulseRoute). For the launcher, lnlab.ui.serve."""
+    add_middleware(PulseRoute, "lnlab_pulse")
 
 
 # ---------------------------------------------------------------- the page's side

@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
     from streamlit.web import cli
 
     from lnlab.serving import worker
-    from lnlab.ui import failover, pulse, rerun, shell, stale
+    from lnlab.ui import failover, pulse, rerun, shell, stale, step_route
     from lnlab.ui.links import mark_dropped_links
 
     mark_dropped_links()
@@ -142,6 +142,7 @@ def main(argv: list[str]) -> int:
     rerun.install()  # runs take turns while the process is busy: the least served go first
     no_referrer()
     pulse.install()  # GET /_lnlab/pulse/<code>: a class's devices follow it without script runs
+    step_route.install()  # POST /_lnlab/step/<token>: a lesson's Next without a script run
     shell.install()  # the page's HTML carries the app's CSS and the assist script
     return_large_blocks()
     print(f"lnlab: modules loaded in {warm():.1f} s", flush=True)

@@ -129,6 +129,8 @@ export class LiveLesson {
     this.id = `lnlab-live-${++made}`;
     this.rev = null; // the last revision made here (Python echoes the last it applied)
     this.sent = 0; // the last revision sent
+    this.acked = 0; // the last revision the step route took (Python applies it on its next run)
+    this.routeFailed = false; // the route refused a step: steps go as state from then on
     this.fieldRev = Object.fromEntries(fields.map((f) => [f, 0]));
     this.local = null;
     this.data = null;
@@ -185,6 +187,7 @@ export class LiveLesson {
     if (fresh || reshaped) {
       this.rev = Math.max(this.rev ?? 0, data.rev);
       this.sent = fresh ? data.rev : this.sent;
+      if (fresh) [this.acked, this.routeFailed] = [0, false];
       for (const f of this.fields) this.fieldRev[f] = 0;
     }
     this.data = data;
@@ -202,9 +205,10 @@ export class LiveLesson {
     return this.fields.some((f) => f !== "step" && this.fieldRev[f] > this.data.rev);
   }
 
-  /** data-synced="true" once Python has applied everything changed here (tests, bench). */
+  /** data-synced="true" once Python has everything changed here (tests, bench). */
   markSynced() {
-    this.root.dataset.synced = String(this.fields.every((f) => this.fieldRev[f] <= this.data.rev));
+    const has = Math.max(this.data.rev, this.acked);
+    this.root.dataset.synced = String(this.fields.every((f) => this.fieldRev[f] <= has));
   }
 
   // ------------------------------------------------------------------ the page's structure
@@ -411,15 +415,46 @@ export class LiveLesson {
     this.markSynced();
   }
 
-  /** Send Python every value changed here that it has not applied yet, with `extra`. */
+  /** Send Python every value changed here that it has not applied yet, with `extra`: a step
+   * through the sections drawn here alone by the step route (lnlab.ui.step_route: no script
+   * run), anything else as the component's state (a run). */
   flush(extra = {}) {
     clearTimeout(this.timers.send);
     const changes = {};
     for (const f of this.fields) if (this.fieldRev[f] > this.data.rev) changes[f] = this.local[f];
-    if (!Object.keys(changes).length && !Object.keys(extra).length) return;
+    const names = [...Object.keys(changes), ...Object.keys(extra)];
+    if (!names.length) return;
     if (this.rev <= this.sent) this.rev += 1; // Python takes each revision once
     this.sent = this.rev;
+    const byRoute = this.data.route && !this.routeFailed && names.length === 1;
+    if (byRoute && names[0] === "step" && changes.step < this.data.steps.length) {
+      this.postStep(this.rev, changes.step);
+      return;
+    }
     this.sendState("lesson", { rev: this.rev, ...changes, ...extra });
+  }
+
+  /** Post a step to the route; if it does not take it (a server without the route, a proxy
+   * that refuses it, another process), send it as state, and every step after it. */
+  async postStep(rev, step) {
+    try {
+      const answer = await fetch(this.data.route, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ rev, step }),
+        cache: "no-store",
+        credentials: "same-origin",
+      });
+      if (answer.ok && (await answer.json()).rev >= rev) {
+        this.acked = Math.max(this.acked, rev);
+        this.markSynced();
+        return;
+      }
+    } catch {
+      // refused or unreachable: as state, below
+    }
+    this.routeFailed = true;
+    this.flush();
   }
 
   later(name, ms, work) {

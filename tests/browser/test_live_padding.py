@@ -30,6 +30,7 @@ from .conftest import (
     StreamlitServer,
     assert_no_problems,
     expect_rerun,
+    runs_finished,
     wait_for_app,
 )
 
@@ -64,6 +65,17 @@ def _open_cells(page: Page, server: StreamlitServer) -> None:
     page.locator(f'{LIVE} button[data-go="1"]').click()
     expect(page.locator(LIVE_HEADING)).to_have_text("2. Which cells feed a statistic")
     assert_no_problems(page)
+
+
+def test_a_section_step_reaches_the_link_by_the_route_with_no_run(
+    page: Page, streamlit_server: StreamlitServer
+):
+    _open_cells(page, streamlit_server)
+    runs = runs_finished(page)
+    expect(page).to_have_url(re.compile(r"[?&]section=2(&|$)"))  # by the step route
+    expect(page.locator(f"{LIVE}[data-synced='true']")).to_have_count(1)
+    assert runs_finished(page) == runs
+    assert "slide=" not in page.url  # old links' parameter: never written
 
 
 def _check(page: Page, pick: str, index: int) -> None:

@@ -3,7 +3,8 @@
 What only a browser shows: each step's numbers and formulas equal to lnlab's (the expected
 values come from lnlab itself, computed here), Previous/Next and the keys answered with no
 script run, a slider dragged with the numbers following and nothing sent until release, an
-edited number, the state reaching the link and the boxes above once the user lets go, and
+edited number, the state reaching the link and the boxes above once the user lets go (a step
+by the step route, with no run; as state where the route fails), and
 today's lesson when the component cannot run. Nothing here waits a fixed time: a step drawn
 "with no run" is read in the same task as the click, before any message could arrive.
 """
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, Response, Route, expect
 
 from lnlab.core.numbers import fmt, scale_of
 from lnlab.labs.step_through.token import token_lesson
@@ -31,6 +32,7 @@ from .conftest import (
     StreamlitServer,
     assert_no_problems,
     expect_rerun,
+    rerun_page,
     runs_finished,
     wait_for_app,
 )
@@ -266,6 +268,50 @@ def test_the_lesson_reads_out_on_release_and_has_names(steps: Page):
     expect(page.locator(f"{LIVE} [aria-live='polite']")).to_have_text(
         "Step 2 of 5, Variance: σ² = 5."
     )
+
+
+STEP_ROUTE = "/_lnlab/step/"  # lnlab.ui.step_route
+
+
+def _step_posted(response: Response) -> bool:
+    return STEP_ROUTE in response.url and response.request.method == "POST"
+
+
+def test_steps_reach_python_and_the_link_by_the_route_with_no_run(steps: Page):
+    """Each step reaches Python by the step route (lnlab.ui.step_route), with no script run:
+    the server sends the link to it, a later run draws it, Back goes to the one before, and
+    a reload opens it."""
+    page = steps
+    runs = runs_finished(page)
+    for k in (2, 3):
+        with page.expect_response(_step_posted) as posted:
+            page.locator(f'{LIVE} button[data-go="1"]').click()
+        assert posted.value.status == 200
+        expect(page).to_have_url(re.compile(rf"[?&]step={k}(&|$)"))
+        expect(page.locator(f"{LIVE}[data-synced='true']")).to_have_count(1)
+    assert runs_finished(page) == runs, "a step ran the script"
+    rerun_page(page)
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"3. {STEPS[2].title}")
+    expect(page).to_have_url(re.compile(r"[?&]step=3(&|$)"))
+    page.go_back()
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"2. {STEPS[1].title}")
+    page.reload()
+    wait_for_app(page)
+    expect(page.locator(LIVE_HEADING)).to_have_text(f"2. {STEPS[1].title}")
+    assert_no_problems(page)
+
+
+def test_a_refused_step_route_sends_the_steps_as_state(steps: Page):
+    page = steps
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if STEP_ROUTE in r.url else None)
+    page.route(f"**{STEP_ROUTE}**", lambda route: route.abort("failed"))
+    for k in (2, 3):
+        with expect_rerun(page):
+            page.locator(f'{LIVE} button[data-go="1"]').click()
+        expect(page).to_have_url(re.compile(rf"[?&]step={k}(&|$)"))
+        expect(page.locator(LIVE_HEADING)).to_have_text(f"{k}. {STEPS[k - 1].title}")
+    assert len(posts) == 1, "the route was tried again after it failed"
 
 
 def _block(pattern: str):

@@ -12,11 +12,13 @@ from lnlab.core.errors import InputError
 from lnlab.core.parse import short_number
 from lnlab.teach.links import (
     LINK_VERSION,
+    Field,
     Param,
     decode_link,
     decode_matrix,
     encode_link,
     encode_matrix,
+    link_with,
 )
 
 SPEC = (
@@ -137,3 +139,15 @@ def test_a_value_too_long_for_a_link_is_left_out():
     params = encode_link({"x": huge, "eps": 0.5}, SPEC)
     assert "x" not in params
     assert decode_link(params, SPEC) == {"eps": 0.5}
+
+
+def test_link_with_encodes_one_widget_again_in_its_place():
+    fields = (
+        Field(Param("step", "int", lo=1, hi=9), "k", lambda i: i - 1, lambda i: i + 1),
+        Field(Param("old", "int", lo=1, hi=9), "k", lambda i: i, lambda _: None),  # never written
+        Field(Param("n", "int", lo=1, hi=9), "n"),
+    )
+    params = {"v": "1", "step": "1", "old": "4", "n": "2"}
+    assert link_with(params, fields, "k", 4) == {"v": "1", "step": "5", "n": "2"}
+    assert list(link_with({"v": "1", "n": "2"}, fields, "k", 0)) == ["v", "n", "step"]
+    assert link_with(params, fields, "n", 20) == {"v": "1", "step": "1", "old": "4", "n": "20"}

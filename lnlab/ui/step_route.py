@@ -1,0 +1,227 @@
+"""A step through a lesson the browser draws, told to Python without a script run.
+
+The browser's lesson (lnlab.ui.live) sent every change back as its component's state: one script
+run per Next once the user paused, which cost the server more than the one-button app's whole
+click (bench.live: 5.8 ms of CPU per step against 4.4). A step changes no number, only which
+section shows and so the link. The browser now posts it to POST .../_lnlab/step/<token>
+(`{"rev": n, "step": k}`), which the launcher answers here, on the event loop, with no script
+run (`StepRoute`):
+
+- the token is the session's lane (`offer`, at the end of each run that drew the browser's
+  lesson: its page, the sections the browser draws, the link as that run wrote it);
+- the step is checked like anything else a browser sends, and kept for the session's next run,
+  which applies it before anything reads it (lnlab.ui.links.catch_up);
+- the browser's address becomes the link to the new step, sent as Streamlit itself sends a
+  run's link (a page_info_changed message), so the link stays Python's.
+
+Anything else the browser changes (an input, every section shown, a section Python draws), and
+every step where the route is not installed (`streamlit run app.py`, AppTest) or fails, goes
+as the component's state, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from lnlab.teach.links import Field, link_with
+from lnlab.ui.asgi import add_middleware, send_json
+from lnlab.ui.stale import address
+
+PATH = "_lnlab/step/"
+_ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([A-Za-z0-9_-]{{1,64}})")
+MAX_BODY = 200  # bytes: `{"rev": <int>, "step": <int>}` needs under 40
+KEPT_LANES = 4096  # sessions a process keeps a lane for (the least recently offered go first)
+EVERY_S = 0.05  # a lane takes a step at most this often: a person's steps come 0.4 s apart
+# (the browser's pause before sending), a script's faster ones are refused (429) and its page
+# sends them as state, paced and in turn like any run (lnlab.ui.rerun)
+REV = "_lnlab_live_rev"  # session state: the last revision of the browser's lesson applied
+TOKEN = "_lnlab_step_token"  # session state: the session's lane, as its browser names it
+_INSTALLED = False
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step the route took and the session's next run applies: to `slide_key` of `page`,
+    and the link it sent the browser (`signature`: lnlab.ui.stale.address of it)."""
+
+    rev: int
+    step: int
+    page: str
+    slide_key: str
+    signature: str
+
+
+@dataclass
+class Lane:
+    """What the route needs of a session: its lesson's page and slide key, the sections the
+    browser draws (0..count-1), the link as the last run wrote it and the fields it holds,
+    the parameters left out of a link's signature, and the last revision taken."""
+
+    session_id: str
+    page: str
+    slide_key: str
+    count: int
+    params: dict[str, str]
+    fields: tuple[Field, ...]
+    ignore: tuple[str, ...]
+    rev: int
+    pending: Step | None = field(default=None)
+    took_at: float = float("-inf")  # when the route last took a step
+
+
+def tell_browser(session_id: str, query: str) -> bool:
+    """Send session `session_id`'s browser its new address, as a run's st.query_params does
+    (Streamlit's browser puts it in the address bar and sends it with its next request);
+    False if the session is not on this process."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return False
+    info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
+    if info is None:
+        return False
+    msg = ForwardMsg()
+    msg.page_info_changed.query_string = query
+    info.session._enqueue_forward_msg(msg)
+    return True
+
+
+class Steps:
+    """The process's lanes, by token: offered from script threads, posted to from the event
+    loop, taken by the session's next run."""
+
+    def __init__(
+        self,
+        tell: Callable[[str, str], bool] = tell_browser,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._tell, self._clock = tell, clock
+        self._lanes: OrderedDict[str, Lane] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def offer(self, token: str, lane: Lane) -> None:
+        """The lane of `token` as of a run that drew the browser's lesson; a step posted
+        meanwhile, newer than the run's revision, stays pending."""
+        with self._lock:
+            old = self._lanes.pop(token, None)
+            if old is not None:
+                lane.took_at = old.took_at
+                if old.pending is not None and old.pending.rev > lane.rev:
+                    lane.rev, lane.pending = old.rev, old.pending
+            self._lanes[token] = lane
+            while len(self._lanes) > KEPT_LANES:
+                self._lanes.popitem(last=False)
+
+    def withdraw(self, token: str) -> Step | None:
+        """Close `token`'s lane (the browser no longer draws its lesson); its pending step."""
+        with self._lock:
+            lane = self._lanes.pop(token, None)
+        return lane.pending if lane else None
+
+    def take(self, token: str) -> Step | None:
+        """The step posted since the last run, once."""
+        with self._lock:
+            lane = self._lanes.get(token)
+            if lane is None or lane.pending is None:
+                return None
+            step, lane.pending = lane.pending, None
+            return step
+
+    def post(self, token: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        """Take a step the browser posted: the HTTP status and the JSON answer."""
+        try:
+            rev, step = _parse(body)
+        except ValueError as err:
+            return 400, {"error": str(err)}
+        with self._lock:
+            lane = self._lanes.get(token)
+            if lane is None:
+                return 404, {"error": "this lesson is not served here"}
+            if rev <= lane.rev:
+                return 200, {"rev": lane.rev}  # an older one: a newer revision was taken
+            if not 0 <= step < lane.count:
+                return 400, {"error": f"section {step} is not one the browser draws"}
+            now = self._clock()
+            if now - lane.took_at < EVERY_S:
+                return 429, {"error": "steps come too fast: send them as the lesson's state"}
+            params = link_with(lane.params, lane.fields, lane.slide_key, step)
+            signature = address(params.items(), lane.ignore)
+            if not self._tell(lane.session_id, urlencode(params)):
+                del self._lanes[token]
+                return 404, {"error": "this lesson's session has ended"}
+            lane.rev, lane.params, lane.took_at = rev, params, now
+            lane.pending = Step(rev, step, lane.page, lane.slide_key, signature)
+        return 200, {"rev": rev}
+
+
+def _parse(body: bytes) -> tuple[int, int]:
+    """`{"rev": n, "step": k}` with whole numbers n > 0 and k >= 0, or ValueError saying what
+    is wrong."""
+    if len(body) > MAX_BODY:
+        raise ValueError(f"a step is at most {MAX_BODY} bytes")
+    try:
+        sent = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError('a step is JSON: {"rev": n, "step": k}') from err
+    if not isinstance(sent, Mapping) or set(sent) != {"rev", "step"}:
+        raise ValueError('a step holds a revision and a section: {"rev": n, "step": k}')
+    rev, step = sent["rev"], sent["step"]
+    if type(rev) is not int or type(step) is not int or rev < 1 or step < 0:
+        raise ValueError("rev and step are whole numbers (rev from 1, step from 0)")
+    return rev, step
+
+
+STEPS = Steps()
+
+
+class StepRoute:
+    """ASGI middleware: POST .../_lnlab/step/<token> is answered here (`Steps.post`), before
+    Streamlit's own routes; everything else goes on."""
+
+    def __init__(self, app: Any, steps: Steps = STEPS) -> None:
+        self.app = app
+        self.steps = steps
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        found = _ROUTE.fullmatch(scope.get("path", "")) if scope["type"] == "http" else None
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        if scope.get("method") != "POST":
+            await send_json(send, 405, {"error": "a step is posted (POST)"})
+            return
+        body = b""
+        while True:  # read at most MAX_BODY + 1 bytes: a longer body is refused unread
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > MAX_BODY or not message.get("more_body"):
+                break
+        await send_json(send, *self.steps.post(found.group(1), body[: MAX_BODY + 1]))
+
+
+def install() -> None:
+    """Streamlit's server answers steps first (StepRoute). For the launcher, lnlab.ui.serve."""
+    global _INSTALLED
+    add_middleware(StepRoute, "lnlab_step")
+    _INSTALLED = True
+
+
+def route(token: str, base: str) -> str | None:
+    """Where the browser posts its steps, under the app's `base` path (None where the route is
+    not installed)."""
+    return f"{base}{PATH}{token}" if _INSTALLED else None
+
+
+def new_token() -> str:
+    """A lane's token: unguessable, so only the session's own page can step it."""
+    return secrets.token_urlsafe(16)

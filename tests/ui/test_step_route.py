@@ -1,0 +1,211 @@
+"""lnlab.ui.step_route: a step the browser posts, checked and kept for the session's next run,
+without a script run (the page's side: tests/labs/step_through/test_page.py; the browser's:
+tests/browser/test_live_steps.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from urllib.parse import parse_qsl
+
+import pytest
+
+from lnlab.labs.padding import links as padding_links
+from lnlab.labs.step_through.state import link_fields
+from lnlab.ui import step_route
+from lnlab.ui.links import NOT_STATE
+from lnlab.ui.stale import address
+
+FIELDS = link_fields({})
+LINK = {"v": "1", "x": "2,4,6,8", "tok": "1", "eps": "1e-05", "step": "1", "all": "0", "q": "0"}
+
+
+def lane(count: int = 5, rev: int = 0, params: dict | None = None) -> step_route.Lane:
+    return step_route.Lane(
+        "session-1", "step_through", "st_step", count, dict(params or LINK), FIELDS, NOT_STATE, rev
+    )
+
+
+@pytest.fixture
+def told() -> list[tuple[str, str]]:
+    return []
+
+
+class Clock:
+    now = 100.0
+
+    def __call__(self) -> float:
+        self.now += 1.0  # a second between steps, unless a test says otherwise
+        return self.now
+
+
+@pytest.fixture
+def steps(told) -> step_route.Steps:
+    made = step_route.Steps(lambda session, query: told.append((session, query)) or True, Clock())
+    made.offer("token", lane())
+    return made
+
+
+def post(steps: step_route.Steps, body: object, token: str = "token") -> tuple[int, dict]:
+    return steps.post(token, body if isinstance(body, bytes) else json.dumps(body).encode())
+
+
+def test_a_step_is_kept_for_the_next_run_and_the_browser_told_its_link(steps, told):
+    assert post(steps, {"rev": 3, "step": 2}) == (200, {"rev": 3})
+    ((session, query),) = told
+    sent = dict(parse_qsl(query))
+    assert session == "session-1"
+    assert sent == {**LINK, "step": "3"}  # one-based in the link, the other parameters kept
+    assert list(sent) == list(LINK)  # in their places
+    step = steps.take("token")
+    assert step == step_route.Step(
+        3, 2, "step_through", "st_step", address(sent.items(), NOT_STATE)
+    )
+    assert steps.take("token") is None  # once
+
+
+def test_an_older_revision_is_answered_with_the_newer_and_changes_nothing(steps, told):
+    post(steps, {"rev": 5, "step": 3})
+    assert post(steps, {"rev": 4, "step": 1}) == (200, {"rev": 5})
+    assert post(steps, {"rev": 5, "step": 1}) == (200, {"rev": 5})
+    assert len(told) == 1 and steps.take("token").step == 3
+
+
+def test_a_run_that_applied_a_newer_revision_makes_older_steps_old():
+    steps = step_route.Steps(lambda session, query: True)
+    steps.offer("token", lane(rev=9))
+    assert post(steps, {"rev": 8, "step": 1}) == (200, {"rev": 9})
+    assert steps.take("token") is None
+
+
+def test_a_run_offering_its_lane_keeps_a_newer_step_posted_meanwhile(steps):
+    post(steps, {"rev": 7, "step": 4})
+    steps.offer("token", lane(rev=6))  # a run that began before the post
+    assert steps.take("token").rev == 7
+    post(steps, {"rev": 8, "step": 1})
+    steps.offer("token", lane(rev=9))  # a run that applied a newer revision as state
+    assert steps.take("token") is None
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"", 400),
+        (b"not json", 400),
+        (b"\xff\xfe", 400),
+        (b"[1, 2]", 400),
+        ({"rev": 1}, 400),
+        ({"rev": 1, "step": 1, "gamma": 2}, 400),
+        ({"rev": True, "step": 1}, 400),
+        ({"rev": 1, "step": 1.0}, 400),
+        ({"rev": 0, "step": 1}, 400),
+        ({"rev": 1, "step": -1}, 400),
+        ({"rev": 1, "step": 5}, 400),  # the browser draws sections 0..4
+        ({"rev": 1, "step": 10**30}, 400),
+        (b'{"rev": 1, "step": 1, "pad": "' + b"x" * 300 + b'"}', 400),
+    ],
+)
+def test_a_bad_step_is_refused_with_a_reason_and_changes_nothing(steps, told, body, status):
+    code, answer = post(steps, body)
+    assert code == status and answer["error"]
+    assert not told and steps.take("token") is None
+
+
+def test_steps_faster_than_a_person_makes_them_are_refused_for_a_while(told):
+    clock = Clock()
+    steps = step_route.Steps(lambda session, query: told.append(query) or True, clock)
+    steps.offer("token", lane())
+    assert post(steps, {"rev": 1, "step": 1})[0] == 200
+    clock.now -= 1.0 - step_route.EVERY_S / 2  # the next comes half of EVERY_S later
+    assert post(steps, {"rev": 2, "step": 2})[0] == 429
+    steps.offer("token", lane(rev=1))  # a run in between does not reset it
+    clock.now -= 1.0 - step_route.EVERY_S / 4
+    assert post(steps, {"rev": 3, "step": 2})[0] == 429
+    assert post(steps, {"rev": 4, "step": 3}) == (200, {"rev": 4})  # a second later
+    assert len(told) == 2 and steps.take("token").step == 3
+
+
+def test_an_unknown_token_or_an_ended_session_is_not_found():
+    steps = step_route.Steps(lambda session, query: False)  # the session left this process
+    steps.offer("token", lane())
+    assert post(steps, {"rev": 1, "step": 1}, token="other")[0] == 404
+    assert post(steps, {"rev": 1, "step": 1})[0] == 404
+    assert post(steps, {"rev": 2, "step": 1})[0] == 404  # its lane is gone
+
+
+def test_a_withdrawn_lane_takes_no_steps(steps, told):
+    steps.withdraw("token")
+    assert post(steps, {"rev": 1, "step": 1})[0] == 404
+    assert not told
+
+
+def test_the_process_keeps_a_bounded_number_of_lanes(monkeypatch):
+    monkeypatch.setattr(step_route, "KEPT_LANES", 3)
+    steps = step_route.Steps(lambda session, query: True)
+    for k in range(5):
+        steps.offer(f"t{k}", lane())
+    assert [post(steps, {"rev": 1, "step": 1}, f"t{k}")[0] for k in range(5)] == [
+        404,
+        404,
+        200,
+        200,
+        200,
+    ]
+
+
+def test_the_padding_lessons_link_moves_its_section_and_leaves_the_old_slide_out():
+    fields = padding_links.FIELDS
+    params = {"v": "1", "section": "1", "batch": "4"}
+    steps = step_route.Steps(lambda session, query: told.append(query) or True)
+    told: list[str] = []
+    steps.offer("t", step_route.Lane("s", "padding", "pad_slide", 3, params, fields, NOT_STATE, 0))
+    assert post(steps, {"rev": 1, "step": 2}, "t")[0] == 200
+    assert dict(parse_qsl(told[0])) == {"v": "1", "section": "3", "batch": "4"}
+
+
+# ---------------------------------------------------------------- over HTTP (ASGI)
+
+
+def call(route: step_route.StepRoute, method: str, path: str, chunks: list[bytes]) -> tuple:
+    """Drive the middleware as the server would: the status and JSON it answers, or None if it
+    passed the request on."""
+    sent: list[dict] = []
+    passed: list[str] = []
+    pieces = list(chunks) or [b""]
+
+    async def receive() -> dict:
+        body = pieces.pop(0)
+        return {"type": "http.request", "body": body, "more_body": bool(pieces)}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def app(scope, receive, send) -> None:
+        passed.append(scope["path"])
+
+    route.app = app
+    scope = {"type": "http", "method": method, "path": path}
+    asyncio.run(route(scope, receive, send))
+    if passed:
+        return None
+    return sent[0]["status"], json.loads(sent[1]["body"])
+
+
+def test_the_route_answers_posts_to_its_path_and_passes_the_rest_on(steps, told):
+    route = step_route.StepRoute(None, steps)
+    body = json.dumps({"rev": 1, "step": 3}).encode()
+    assert call(route, "POST", "/_lnlab/step/token", [body[:5], body[5:]]) == (200, {"rev": 1})
+    assert call(route, "POST", "/course/_lnlab/step/token", [b'{"rev": 2, "step": 1}'])[0] == 200
+    assert call(route, "GET", "/_lnlab/step/token", [])[0] == 405
+    assert call(route, "POST", "/_lnlab/step/token", [b"x" * 150, b"x" * 150])[0] == 400
+    assert call(route, "POST", "/_lnlab/step/a/b", [body]) is None
+    assert call(route, "GET", "/step_through", []) is None
+    assert len(told) == 2
+
+
+def test_the_route_is_offered_only_where_it_is_installed(monkeypatch):
+    monkeypatch.setattr(step_route, "_INSTALLED", False)
+    assert step_route.route("tok", "/") is None
+    monkeypatch.setattr(step_route, "_INSTALLED", True)
+    assert step_route.route("tok", "/course/") == "/course/_lnlab/step/tok"
+    assert len({step_route.new_token() for _ in range(100)}) == 100
