@@ -122,20 +122,23 @@ def _had(page: str, signature: str) -> bool:
 
 
 def catch_up() -> None:
-    """Apply the step this session's browser posted since its last run (lnlab.ui.step_route),
-    before anything reads it: its section and revision, unless a newer revision came since as
-    the component's state. The address the route sent the browser is one the page had, no link
-    being opened; the run writes the link again (a run under way when the route sent it may
-    have written its own after it)."""
+    """Apply what this session's browser posted to the step route since its last run
+    (lnlab.ui.step_route), before anything reads it: the newest step, unless a newer revision
+    came since as the component's state; and every link the route sent the browser, each an
+    address the page has had (so no message carrying one opens it again as a new link). The run
+    writes its link again: a run under way when the route sent one may have written its own
+    after it."""
     ss = st.session_state
     token = ss.get(step_route.TOKEN)
-    step = step_route.STEPS.take(token) if token else None
-    if step is None:
+    caught = step_route.STEPS.take(token) if token else None
+    if caught is None:
         return
-    if step.rev > ss.get(step_route.REV, 0):
-        ss[step_route.REV], ss[step.slide_key] = step.rev, step.step
-    _remember(step.page, step.signature)
-    ss[f"_link_{step.page}"] = None
+    step = caught.step
+    if step is not None and step.rev > ss.get(step_route.REV, 0):
+        ss[step_route.REV], ss[caught.slide_key] = step.rev, step.step
+    for signature in caught.sent:
+        _remember(caught.page, signature)
+    ss[f"_link_{caught.page}"] = None
 
 
 def _remember(page: str, signature: str) -> None:
@@ -152,18 +155,30 @@ def _history_navigation() -> bool:
     return bool(ctx and ctx.is_history_navigation)
 
 
-def share_link(page: str, fields: tuple[Field, ...]) -> dict[str, str]:
-    """Keep the URL a link to what is on screen, and offer it to copy; call after the widgets.
-    Returns the link's parameters.
+def link_params(fields: tuple[Field, ...]) -> dict[str, str]:
+    """The query of the link to what is on screen: the page's `fields`, presenter mode and a
+    student's class (which goes with them from page to page)."""
+    params = encode_link(link_state(st.session_state, fields), tuple(f.param for f in fields))
+    if presenting():
+        params[PRESENT_KEY] = "1"
+    return params | url_params()
+
+
+SHARE_LABEL = "Copy link to this example"
+SHARE_NOTE = "Anyone who opens this link sees the same example and settings."
+
+
+def share_link(
+    page: str, fields: tuple[Field, ...], params: dict[str, str], *, copy: bool = True
+) -> None:
+    """Keep the URL the link to what is on screen (`params`, link_params'), and (`copy`) offer
+    it to copy; call after the widgets. A lesson the browser draws offers it itself
+    (lnlab.ui.live), since its steps change the link with no run.
 
     Every change to the URL adds a browser history entry, so the URL is left alone until the
     visitor changes something: one press of Back still leaves a page just opened. From the
     first change on, the address bar holds the link to exactly what is on screen.
     """
-    params = encode_link(link_state(st.session_state, fields), tuple(f.param for f in fields))
-    if presenting():
-        params[PRESENT_KEY] = "1"
-    params |= url_params()  # a student's class goes with them from page to page
     mine = address(params.items(), NOT_STATE)
     initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
     current = st.session_state.get(f"_link_{page}")  # what the URL holds now
@@ -175,8 +190,9 @@ def share_link(page: str, fields: tuple[Field, ...]) -> dict[str, str]:
         _remember(page, mine)
     # what a message sent before this run is drawn echoes (lnlab.ui.stale)
     record_shown((f.key for f in fields), st.session_state.get(f"_link_{page}"), NOT_STATE)
+    if not copy:
+        return
     base = str(st.context.url or "").split("?")[0]
-    with st.popover("Copy link to this example", icon=":material/link:"):
-        st.caption("Anyone who opens this link sees the same example and settings.")
+    with st.popover(SHARE_LABEL, icon=":material/link:"):
+        st.caption(SHARE_NOTE)
         st.code(f"{base}?{urlencode(params)}", language=None, wrap_lines=True)
-    return params

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -34,7 +35,7 @@ from lnlab.core.errors import InputError
 from lnlab.teach.lesson import Lesson
 from lnlab.teach.links import Field
 from lnlab.ui import step_route
-from lnlab.ui.links import NOT_STATE
+from lnlab.ui.links import NOT_STATE, SHARE_LABEL, SHARE_NOTE
 from lnlab.ui.page import presenting
 from lnlab.ui.rerun import rerun_app
 from lnlab.ui.served import STATIC, base_path, static_base
@@ -109,11 +110,20 @@ class LiveSections:
     apply: Callable[[Mapping[str, Any]], bool]
 
 
-def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: str) -> bool | None:
-    """Draw the browser's lesson at section `at`. True: it alone draws it (it has shown that it
-    works in this session). None: not known yet; today's lesson goes under it, in `FALLBACK`,
-    which the browser hides once it draws (so today's chart is left out: it would cost the
-    first visit Plotly's loading for nothing). False: it failed; today's lesson is drawn alone.
+def draw(
+    live: LiveSections,
+    lesson: Lesson,
+    at: int,
+    *,
+    page: str,
+    slide_key: str,
+    link: dict[str, str],
+) -> bool | None:
+    """Draw the browser's lesson at section `at`, with `link` (its query's parameters) to
+    copy. True: it alone draws it (it has shown that it works in this session). None: not
+    known yet; today's lesson goes under it, in `FALLBACK`, which the browser hides once it
+    draws (so today's chart is left out: it would cost the first visit Plotly's loading for
+    nothing). False: it failed; today's lesson is drawn alone.
     """
     ss = st.session_state
     works = ss.get(_WORKS + live.module)
@@ -128,7 +138,7 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
         **live.data(),
         "module": live.module,
         "rev": ss.get(_REV, 0),
-        "session": token,  # a new one: revisions restart
+        "session": token,  # the session's step route token; a new one: revisions restart
         "step": at,
         "sections": [s.title for s in lesson.sections],
         "title": lesson.title,
@@ -136,6 +146,8 @@ def draw(live: LiveSections, lesson: Lesson, at: int, *, page: str, slide_key: s
         "base": static_base(),
         "fallback": None if works else FALLBACK,
         "route": step_route.route(token, base_path()),
+        "link": urlencode(link),
+        "share": [SHARE_LABEL, SHARE_NOTE],
     }
     _component(
         key=KEY,
@@ -163,10 +175,18 @@ def steps_by_route(
     if token is None or ctx is None:
         return
     if not open:
-        step_route.STEPS.withdraw(token)
+        step_route.STEPS.close(token)
         return
     lane = step_route.Lane(
-        ctx.session_id, page, slide_key, live.count, link, fields, NOT_STATE, ss.get(_REV, 0)
+        ctx.session_id,
+        page,
+        ctx.page_script_hash,
+        slide_key,
+        live.count,
+        link,
+        fields,
+        NOT_STATE,
+        ss.get(_REV, 0),
     )
     step_route.STEPS.offer(token, lane)
 

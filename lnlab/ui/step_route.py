@@ -39,56 +39,73 @@ from lnlab.ui.stale import address
 PATH = "_lnlab/step/"
 _ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([A-Za-z0-9_-]{{1,64}})")
 MAX_BODY = 200  # bytes: `{"rev": <int>, "step": <int>}` needs under 40
-KEPT_LANES = 4096  # sessions a process keeps a lane for (the least recently offered go first)
+MAX_LINK_CHARS = 4_000  # a longer link (a big matrix) is not kept here: its steps go as state
+KEPT_LANES = 1024  # sessions a process keeps a lane for (the least recently offered go first;
+# a process serves about 60, README "Sizing")
+KEPT_SENT = 16  # links sent since the session's last run that it remembers having had
 EVERY_S = 0.05  # a lane takes a step at most this often: a person's steps come 0.4 s apart
-# (the browser's pause before sending), a script's faster ones are refused (429) and its page
-# sends them as state, paced and in turn like any run (lnlab.ui.rerun)
+# (the browser's pause before sending); a faster one is refused (429) and goes as state, paced
+# and in turn like any run (lnlab.ui.rerun)
 REV = "_lnlab_live_rev"  # session state: the last revision of the browser's lesson applied
 TOKEN = "_lnlab_step_token"  # session state: the session's lane, as its browser names it
 _INSTALLED = False
 
+Tell = Callable[[str, str, str], bool]  # (session id, page script hash, query) -> sent?
+
 
 @dataclass(frozen=True)
 class Step:
-    """A step the route took and the session's next run applies: to `slide_key` of `page`,
-    and the link it sent the browser (`signature`: lnlab.ui.stale.address of it)."""
+    """The newest step the route took since the session's last run: its revision and section."""
 
     rev: int
     step: int
+
+
+@dataclass(frozen=True)
+class Caught:
+    """What a session's run catches up on: the newest step taken (None: none, or one a newer
+    revision sent as state has overtaken), for `slide_key` of `page`, and every link the route
+    sent the browser meanwhile (lnlab.ui.stale.address of each): addresses the page has had."""
+
     page: str
     slide_key: str
-    signature: str
+    step: Step | None
+    sent: tuple[str, ...]
 
 
 @dataclass
 class Lane:
-    """What the route needs of a session: its lesson's page and slide key, the sections the
-    browser draws (0..count-1), the link as the last run wrote it and the fields it holds,
-    the parameters left out of a link's signature, and the last revision taken."""
+    """What the route needs of a session: its lesson's page (name and script hash) and slide
+    key, the sections the browser draws (0..count-1), the link as the last run wrote it and the
+    fields it holds, the parameters left out of a link's address, and the last revision taken.
+    A closed lane takes no steps but keeps what its run must still catch up on."""
 
     session_id: str
     page: str
+    page_hash: str
     slide_key: str
     count: int
     params: dict[str, str]
     fields: tuple[Field, ...]
     ignore: tuple[str, ...]
     rev: int
-    pending: Step | None = field(default=None)
+    open: bool = True
+    pending: Step | None = None
+    sent: list[str] = field(default_factory=list)
     took_at: float = float("-inf")  # when the route last took a step
 
 
-def tell_browser(session_id: str, query: str) -> bool:
+def tell_browser(session_id: str, page_hash: str, query: str) -> bool:
     """Send session `session_id`'s browser its new address, as a run's st.query_params does
     (Streamlit's browser puts it in the address bar and sends it with its next request);
-    False if the session is not on this process."""
+    False if the session is not on this process or has moved to another page."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from streamlit.runtime import Runtime
 
     if not Runtime.exists():
         return False
     info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
-    if info is None:
+    if info is None or info.session.page_script_hash != page_hash:
         return False
     msg = ForwardMsg()
     msg.page_info_changed.query_string = query
@@ -97,71 +114,84 @@ def tell_browser(session_id: str, query: str) -> bool:
 
 
 class Steps:
-    """The process's lanes, by token: offered from script threads, posted to from the event
-    loop, taken by the session's next run."""
+    """The process's lanes, by token: offered and taken by a session's runs, posted to from the
+    event loop."""
 
-    def __init__(
-        self,
-        tell: Callable[[str, str], bool] = tell_browser,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, tell: Tell = tell_browser, clock: Callable[[], float] = time.monotonic):
         self._tell, self._clock = tell, clock
         self._lanes: OrderedDict[str, Lane] = OrderedDict()
         self._lock = threading.Lock()
 
     def offer(self, token: str, lane: Lane) -> None:
-        """The lane of `token` as of a run that drew the browser's lesson; a step posted
-        meanwhile, newer than the run's revision, stays pending."""
+        """Open `token`'s lane as of a run that drew the browser's lesson, from the link that
+        run wrote. A step posted meanwhile stays pending, and its link is sent again from this
+        run's (the route built it from the run before's)."""
+        if sum(len(k) + len(v) for k, v in lane.params.items()) > MAX_LINK_CHARS:
+            self.close(token)
+            return
         with self._lock:
             old = self._lanes.pop(token, None)
-            if old is not None:
-                lane.took_at = old.took_at
-                if old.pending is not None and old.pending.rev > lane.rev:
-                    lane.rev, lane.pending = old.rev, old.pending
             self._lanes[token] = lane
             while len(self._lanes) > KEPT_LANES:
                 self._lanes.popitem(last=False)
+            if old is None:
+                return
+            lane.took_at, lane.sent = old.took_at, old.sent
+            if old.pending is not None and old.pending.rev > lane.rev:
+                lane.rev = old.pending.rev
+                self._send(lane, old.pending)
 
-    def withdraw(self, token: str) -> Step | None:
-        """Close `token`'s lane (the browser no longer draws its lesson); its pending step."""
+    def close(self, token: str) -> None:
+        """The browser no longer draws `token`'s lesson: its steps come as state again."""
         with self._lock:
-            lane = self._lanes.pop(token, None)
-        return lane.pending if lane else None
+            if (lane := self._lanes.get(token)) is not None:
+                lane.open = False
 
-    def take(self, token: str) -> Step | None:
-        """The step posted since the last run, once."""
+    def take(self, token: str) -> Caught | None:
+        """What the session's run catches up on since its last one (once), if anything."""
         with self._lock:
             lane = self._lanes.get(token)
-            if lane is None or lane.pending is None:
+            if lane is None or (lane.pending is None and not lane.sent):
                 return None
-            step, lane.pending = lane.pending, None
-            return step
+            caught = Caught(lane.page, lane.slide_key, lane.pending, tuple(lane.sent))
+            lane.pending, lane.sent = None, []
+            return caught
 
     def post(self, token: str, body: bytes) -> tuple[int, dict[str, Any]]:
-        """Take a step the browser posted: the HTTP status and the JSON answer."""
+        """Take a step the browser posted: the HTTP status and the JSON answer (the link's
+        query, which the browser also gets as its address)."""
         try:
             rev, step = _parse(body)
         except ValueError as err:
             return 400, {"error": str(err)}
         with self._lock:
             lane = self._lanes.get(token)
-            if lane is None:
-                return 404, {"error": "this lesson is not served here"}
+            if lane is None or not lane.open:
+                return 404, {"error": "this lesson is not open here"}
             if rev <= lane.rev:
-                return 200, {"rev": lane.rev}  # an older one: a newer revision was taken
+                return 409, {"error": "a newer revision came first", "rev": lane.rev}
             if not 0 <= step < lane.count:
                 return 400, {"error": f"section {step} is not one the browser draws"}
             now = self._clock()
             if now - lane.took_at < EVERY_S:
                 return 429, {"error": "steps come too fast: send them as the lesson's state"}
-            params = link_with(lane.params, lane.fields, lane.slide_key, step)
-            signature = address(params.items(), lane.ignore)
-            if not self._tell(lane.session_id, urlencode(params)):
-                del self._lanes[token]
-                return 404, {"error": "this lesson's session has ended"}
-            lane.rev, lane.params, lane.took_at = rev, params, now
-            lane.pending = Step(rev, step, lane.page, lane.slide_key, signature)
-        return 200, {"rev": rev}
+            query = self._send(lane, Step(rev, step))
+            if query is None:
+                lane.open = False
+                return 404, {"error": "this lesson's page is no longer open"}
+            lane.rev, lane.took_at = rev, now
+        return 200, {"rev": rev, "query": query}
+
+    def _send(self, lane: Lane, step: Step) -> str | None:
+        """Send the browser the link to `step` (under the lock) and keep it pending; the query
+        sent, or None if the browser could not be told."""
+        params = link_with(lane.params, lane.fields, lane.slide_key, step.step)
+        query = urlencode(params)
+        if not self._tell(lane.session_id, lane.page_hash, query):
+            return None
+        lane.pending = step
+        lane.sent = [*lane.sent, address(params.items(), lane.ignore)][-KEPT_SENT:]
+        return query
 
 
 def _parse(body: bytes) -> tuple[int, int]:

@@ -187,10 +187,14 @@ export class LiveLesson {
     if (fresh || reshaped) {
       this.rev = Math.max(this.rev ?? 0, data.rev);
       this.sent = fresh ? data.rev : this.sent;
-      if (fresh) [this.acked, this.routeFailed] = [0, false];
+      if (fresh) [this.acked, this.routeFailed, this.queryRev] = [0, false, 0];
       for (const f of this.fields) this.fieldRev[f] = 0;
     }
     this.data = data;
+    this.pathname = window.location.pathname;
+    this.setQuery(data.link, data.rev);
+    [this.shareLabel.textContent, this.shareNote.textContent] = data.share ?? ["", ""];
+    this.share.hidden = !data.share || Boolean(data.fallback); // Python offers it meanwhile
     this.local = merge(this.local, server, this.fieldRev, data.rev);
     this.received(data, reshaped);
     this.shownStep = null; // draw everything: the words and presenter mode may have changed
@@ -198,6 +202,14 @@ export class LiveLesson {
     this.render();
     this.show();
     this.markSynced();
+  }
+
+  /** Python's link `query` as of revision `rev`: an older one than the route last gave is not
+   * taken (a run that began before the step). */
+  setQuery(query, rev) {
+    if (rev < (this.queryRev ?? 0)) return;
+    [this.query, this.queryRev] = [query ?? "", rev];
+    if (this.share.open) this.showLink();
   }
 
   /** Whether a value other than the step changed here has not reached Python yet. */
@@ -247,8 +259,10 @@ export class LiveLesson {
       el("div", { class: "lnlab-live-columns" }, this.text, this.figure),
     );
     this.after = el("div", { class: "lnlab-live-after" });
+    this.share = this.buildShare();
     this.live = el("p", { class: "lnlab-sr-only", "aria-live": "polite", role: "status" });
-    this.root.append(this.nav, this.context, this.controls, this.section, this.after, this.live);
+    const parts = [this.nav, this.context, this.controls, this.section, this.after, this.share];
+    this.root.append(...parts, this.live);
     this.host.append(this.root);
 
     this.nav.addEventListener("click", (e) => {
@@ -259,6 +273,42 @@ export class LiveLesson {
     this.allSwitch.addEventListener("change", () => {
       if (this.allSwitch.checked) this.flush({ all: true });
     });
+  }
+
+  /** "Copy link to this example", as Python offers it on its own lesson's pages: here, since
+   * a step changes the link with no script run (the route's answer gives the new one). */
+  buildShare() {
+    const share = el("details", { class: "lnlab-live-share", hidden: "" });
+    this.shareLabel = el("summary");
+    this.shareNote = el("p");
+    this.shareLink = el("input", { type: "text", readonly: "", "aria-label": "Link" });
+    const copy = el("button", { type: "button", class: "lnlab-live-button", text: "Copy" });
+    this.shareStatus = el("span", { role: "status" });
+    const row = el("div", { class: "lnlab-live-share-row" }, this.shareLink, copy);
+    share.append(this.shareLabel, this.shareNote, row, this.shareStatus);
+    share.addEventListener("toggle", () => this.showLink());
+    copy.addEventListener("click", () => this.copyLink());
+    return share;
+  }
+
+  /** The link to what is shown: this page's address with Python's last query. */
+  showLink() {
+    const { origin, pathname } = window.location;
+    this.shareLink.value = `${origin}${pathname}${this.query ? `?${this.query}` : ""}`;
+    this.shareStatus.textContent = "";
+  }
+
+  async copyLink() {
+    this.showLink();
+    this.shareLink.select();
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(this.shareLink.value);
+      copied = true;
+    } catch {
+      copied = document.execCommand?.("copy") ?? false; // no clipboard API over plain http
+    }
+    this.shareStatus.textContent = copied ? "Copied." : "Selected: copy it with Ctrl+C or ⌘C.";
   }
 
   /** Mode-dependent structure: slides have no chooser or switch. */
@@ -418,7 +468,7 @@ export class LiveLesson {
   /** Send Python every value changed here that it has not applied yet, with `extra`: a step
    * through the sections drawn here alone by the step route (lnlab.ui.step_route: no script
    * run), anything else as the component's state (a run). */
-  flush(extra = {}) {
+  flush(extra = {}, route = true) {
     clearTimeout(this.timers.send);
     const changes = {};
     for (const f of this.fields) if (this.fieldRev[f] > this.data.rev) changes[f] = this.local[f];
@@ -426,35 +476,40 @@ export class LiveLesson {
     if (!names.length) return;
     if (this.rev <= this.sent) this.rev += 1; // Python takes each revision once
     this.sent = this.rev;
-    const byRoute = this.data.route && !this.routeFailed && names.length === 1;
-    if (byRoute && names[0] === "step" && changes.step < this.data.steps.length) {
+    const byRoute = route && this.data.route && !this.routeFailed && names.length === 1;
+    const here = window.location.pathname === this.pathname; // not another page's by now
+    if (byRoute && here && names[0] === "step" && changes.step < this.data.steps.length) {
       this.postStep(this.rev, changes.step);
       return;
     }
     this.sendState("lesson", { rev: this.rev, ...changes, ...extra });
   }
 
-  /** Post a step to the route; if it does not take it (a server without the route, a proxy
-   * that refuses it, another process), send it as state, and every step after it. */
+  /** Post a step to the route; where it does not take it, send it as state. A route that is
+   * not there (a server without it, a lesson it no longer serves) is not asked again. */
   async postStep(rev, step) {
+    let answer = null;
     try {
-      const answer = await fetch(this.data.route, {
+      const response = await fetch(this.data.route, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ rev, step }),
         cache: "no-store",
         credentials: "same-origin",
       });
-      if (answer.ok && (await answer.json()).rev >= rev) {
-        this.acked = Math.max(this.acked, rev);
-        this.markSynced();
-        return;
-      }
+      answer = { status: response.status, body: await response.json().catch(() => null) };
     } catch {
-      // refused or unreachable: as state, below
+      // unreachable: as state, below
     }
-    this.routeFailed = true;
-    this.flush();
+    if (!this.host.isConnected) return; // the page moved on meanwhile
+    if (answer?.status === 200 && answer.body?.rev === rev) {
+      this.acked = Math.max(this.acked, rev);
+      this.setQuery(answer.body.query, rev);
+      this.markSynced();
+      return;
+    }
+    if (!answer?.body || answer.status === 404 || answer.status === 405) this.routeFailed = true;
+    this.flush({}, false);
   }
 
   later(name, ms, work) {

@@ -22,6 +22,7 @@ from lnlab.core.numbers import fmt, scale_of
 from lnlab.labs.step_through.token import token_lesson
 from lnlab.teach.steps import STEPS
 
+from .axe import assert_accessible
 from .conftest import (
     APP_PAGES,
     LIVE,
@@ -290,6 +291,11 @@ def test_steps_reach_python_and_the_link_by_the_route_with_no_run(steps: Page):
         expect(page).to_have_url(re.compile(rf"[?&]step={k}(&|$)"))
         expect(page.locator(f"{LIVE}[data-synced='true']")).to_have_count(1)
     assert runs_finished(page) == runs, "a step ran the script"
+    share = page.locator(f"{LIVE} .lnlab-live-share")
+    expect(page.get_by_text("Copy link to this example")).to_have_count(1)  # the page's own
+    share.locator("summary").click()
+    expect(share.locator("input")).to_have_value(re.compile(r"^http.*[?&]step=3(&|$)"))
+    assert_accessible(page, "step-through, its link to copy open")
     rerun_page(page)
     expect(page.locator(LIVE_HEADING)).to_have_text(f"3. {STEPS[2].title}")
     expect(page).to_have_url(re.compile(r"[?&]step=3(&|$)"))

@@ -21,9 +21,14 @@ LINK = {"v": "1", "x": "2,4,6,8", "tok": "1", "eps": "1e-05", "step": "1", "all"
 
 
 def lane(count: int = 5, rev: int = 0, params: dict | None = None) -> step_route.Lane:
+    link = dict(params or LINK)
     return step_route.Lane(
-        "session-1", "step_through", "st_step", count, dict(params or LINK), FIELDS, NOT_STATE, rev
+        "session-1", "step_through", "hash-1", "st_step", count, link, FIELDS, NOT_STATE, rev
     )
+
+
+def telling(told: list) -> step_route.Tell:
+    return lambda session, page, query: told.append((session, page, query)) or True
 
 
 @pytest.fixture
@@ -41,7 +46,7 @@ class Clock:
 
 @pytest.fixture
 def steps(told) -> step_route.Steps:
-    made = step_route.Steps(lambda session, query: told.append((session, query)) or True, Clock())
+    made = step_route.Steps(telling(told), Clock())
     made.offer("token", lane())
     return made
 
@@ -51,40 +56,73 @@ def post(steps: step_route.Steps, body: object, token: str = "token") -> tuple[i
 
 
 def test_a_step_is_kept_for_the_next_run_and_the_browser_told_its_link(steps, told):
-    assert post(steps, {"rev": 3, "step": 2}) == (200, {"rev": 3})
-    ((session, query),) = told
+    code, answer = post(steps, {"rev": 3, "step": 2})
+    ((session, page, query),) = told
+    assert (code, answer) == (200, {"rev": 3, "query": query})
     sent = dict(parse_qsl(query))
-    assert session == "session-1"
+    assert (session, page) == ("session-1", "hash-1")
     assert sent == {**LINK, "step": "3"}  # one-based in the link, the other parameters kept
     assert list(sent) == list(LINK)  # in their places
-    step = steps.take("token")
-    assert step == step_route.Step(
-        3, 2, "step_through", "st_step", address(sent.items(), NOT_STATE)
+    caught = steps.take("token")
+    assert caught == step_route.Caught(
+        "step_through", "st_step", step_route.Step(3, 2), (address(sent.items(), NOT_STATE),)
     )
     assert steps.take("token") is None  # once
 
 
-def test_an_older_revision_is_answered_with_the_newer_and_changes_nothing(steps, told):
+def test_every_link_sent_before_the_next_run_is_remembered_the_newest_step_applied(steps, told):
+    for rev, step in ((1, 1), (2, 2), (3, 3)):
+        assert post(steps, {"rev": rev, "step": step})[0] == 200
+    caught = steps.take("token")
+    assert caught.step == step_route.Step(3, 3)
+    links = [dict(parse_qsl(query)) for _, _, query in told]
+    assert caught.sent == tuple(address(link.items(), NOT_STATE) for link in links)
+
+
+def test_an_older_revision_is_refused_and_changes_nothing(steps, told):
     post(steps, {"rev": 5, "step": 3})
-    assert post(steps, {"rev": 4, "step": 1}) == (200, {"rev": 5})
-    assert post(steps, {"rev": 5, "step": 1}) == (200, {"rev": 5})
-    assert len(told) == 1 and steps.take("token").step == 3
+    assert post(steps, {"rev": 4, "step": 1})[0] == 409
+    assert post(steps, {"rev": 5, "step": 1})[0] == 409
+    assert len(told) == 1 and steps.take("token").step.step == 3
 
 
-def test_a_run_that_applied_a_newer_revision_makes_older_steps_old():
-    steps = step_route.Steps(lambda session, query: True)
+def test_a_run_that_applied_a_newer_revision_makes_older_steps_old(told):
+    steps = step_route.Steps(telling(told))
     steps.offer("token", lane(rev=9))
-    assert post(steps, {"rev": 8, "step": 1}) == (200, {"rev": 9})
+    assert post(steps, {"rev": 8, "step": 1}) == (
+        409,
+        {"error": "a newer revision came first", "rev": 9},
+    )
     assert steps.take("token") is None
 
 
-def test_a_run_offering_its_lane_keeps_a_newer_step_posted_meanwhile(steps):
+def test_a_run_offering_its_lane_sends_a_step_posted_meanwhile_again_from_its_link(steps, told):
     post(steps, {"rev": 7, "step": 4})
-    steps.offer("token", lane(rev=6))  # a run that began before the post
-    assert steps.take("token").rev == 7
+    steps.offer("token", lane(rev=6, params={**LINK, "eps": "0.5"}))  # a run that began before
+    assert [dict(parse_qsl(q))["eps"] for _, _, q in told] == ["1e-05", "0.5"]
+    assert dict(parse_qsl(told[-1][2]))["step"] == "5"
+    caught = steps.take("token")
+    assert caught.step == step_route.Step(7, 4) and len(caught.sent) == 2
     post(steps, {"rev": 8, "step": 1})
     steps.offer("token", lane(rev=9))  # a run that applied a newer revision as state
-    assert steps.take("token") is None
+    caught = steps.take("token")
+    assert caught.step is None and len(caught.sent) == 1  # the step is old; its link was had
+    assert len(told) == 3  # not sent again
+
+
+def test_a_closed_lane_takes_no_steps_but_keeps_what_its_run_catches_up_on(steps, told):
+    post(steps, {"rev": 1, "step": 1})
+    steps.close("token")
+    assert post(steps, {"rev": 2, "step": 2})[0] == 404
+    assert steps.take("token").step == step_route.Step(1, 1)
+    steps.offer("token", lane(rev=1))  # the browser draws the lesson again
+    assert post(steps, {"rev": 2, "step": 2})[0] == 200
+
+
+def test_a_long_link_gets_no_lane(told):
+    steps = step_route.Steps(telling(told))
+    steps.offer("token", lane(params={**LINK, "x": "1," * step_route.MAX_LINK_CHARS}))
+    assert post(steps, {"rev": 1, "step": 1})[0] == 404
 
 
 @pytest.mark.parametrize(
@@ -113,7 +151,7 @@ def test_a_bad_step_is_refused_with_a_reason_and_changes_nothing(steps, told, bo
 
 def test_steps_faster_than_a_person_makes_them_are_refused_for_a_while(told):
     clock = Clock()
-    steps = step_route.Steps(lambda session, query: told.append(query) or True, clock)
+    steps = step_route.Steps(telling(told), clock)
     steps.offer("token", lane())
     assert post(steps, {"rev": 1, "step": 1})[0] == 200
     clock.now -= 1.0 - step_route.EVERY_S / 2  # the next comes half of EVERY_S later
@@ -121,27 +159,22 @@ def test_steps_faster_than_a_person_makes_them_are_refused_for_a_while(told):
     steps.offer("token", lane(rev=1))  # a run in between does not reset it
     clock.now -= 1.0 - step_route.EVERY_S / 4
     assert post(steps, {"rev": 3, "step": 2})[0] == 429
-    assert post(steps, {"rev": 4, "step": 3}) == (200, {"rev": 4})  # a second later
-    assert len(told) == 2 and steps.take("token").step == 3
+    assert post(steps, {"rev": 4, "step": 3})[0] == 200  # a second later
+    assert len(told) == 2 and steps.take("token").step.step == 3
 
 
-def test_an_unknown_token_or_an_ended_session_is_not_found():
-    steps = step_route.Steps(lambda session, query: False)  # the session left this process
+def test_a_session_that_ended_or_left_the_page_is_not_told_and_its_lane_closes():
+    steps = step_route.Steps(lambda session, page, query: False)
     steps.offer("token", lane())
     assert post(steps, {"rev": 1, "step": 1}, token="other")[0] == 404
     assert post(steps, {"rev": 1, "step": 1})[0] == 404
-    assert post(steps, {"rev": 2, "step": 1})[0] == 404  # its lane is gone
-
-
-def test_a_withdrawn_lane_takes_no_steps(steps, told):
-    steps.withdraw("token")
-    assert post(steps, {"rev": 1, "step": 1})[0] == 404
-    assert not told
+    assert post(steps, {"rev": 2, "step": 1})[0] == 404
+    assert steps.take("token") is None
 
 
 def test_the_process_keeps_a_bounded_number_of_lanes(monkeypatch):
     monkeypatch.setattr(step_route, "KEPT_LANES", 3)
-    steps = step_route.Steps(lambda session, query: True)
+    steps = step_route.Steps(lambda session, page, query: True)
     for k in range(5):
         steps.offer(f"t{k}", lane())
     assert [post(steps, {"rev": 1, "step": 1}, f"t{k}")[0] for k in range(5)] == [
@@ -154,13 +187,14 @@ def test_the_process_keeps_a_bounded_number_of_lanes(monkeypatch):
 
 
 def test_the_padding_lessons_link_moves_its_section_and_leaves_the_old_slide_out():
-    fields = padding_links.FIELDS
     params = {"v": "1", "section": "1", "batch": "4"}
-    steps = step_route.Steps(lambda session, query: told.append(query) or True)
-    told: list[str] = []
-    steps.offer("t", step_route.Lane("s", "padding", "pad_slide", 3, params, fields, NOT_STATE, 0))
+    told: list = []
+    steps = step_route.Steps(telling(told))
+    fields = padding_links.FIELDS
+    lane = step_route.Lane("s", "padding", "h", "pad_slide", 3, params, fields, NOT_STATE, 0)
+    steps.offer("t", lane)
     assert post(steps, {"rev": 1, "step": 2}, "t")[0] == 200
-    assert dict(parse_qsl(told[0])) == {"v": "1", "section": "3", "batch": "4"}
+    assert dict(parse_qsl(told[0][2])) == {"v": "1", "section": "3", "batch": "4"}
 
 
 # ---------------------------------------------------------------- over HTTP (ASGI)
@@ -194,7 +228,7 @@ def call(route: step_route.StepRoute, method: str, path: str, chunks: list[bytes
 def test_the_route_answers_posts_to_its_path_and_passes_the_rest_on(steps, told):
     route = step_route.StepRoute(None, steps)
     body = json.dumps({"rev": 1, "step": 3}).encode()
-    assert call(route, "POST", "/_lnlab/step/token", [body[:5], body[5:]]) == (200, {"rev": 1})
+    assert call(route, "POST", "/_lnlab/step/token", [body[:5], body[5:]])[:2][0] == 200
     assert call(route, "POST", "/course/_lnlab/step/token", [b'{"rev": 2, "step": 1}'])[0] == 200
     assert call(route, "GET", "/_lnlab/step/token", [])[0] == 405
     assert call(route, "POST", "/_lnlab/step/token", [b"x" * 150, b"x" * 150])[0] == 400

@@ -108,9 +108,12 @@ def test_a_step_posted_by_the_route_shows_on_the_next_run_and_its_link_stays(at,
     """The browser's Next by lnlab.ui.step_route: no run until the next, which applies it
     before drawing; the link it sent is one the page had, so nothing is opened again."""
     told = []
-    monkeypatch.setattr(step_route.STEPS, "_tell", lambda _session, query: told.append(query) or 1)
+    monkeypatch.setattr(step_route.STEPS, "_tell", lambda _s, _page, query: told.append(query) or 1)
     token = at.session_state[step_route.TOKEN]
-    assert step_route.STEPS.post(token, b'{"rev": 1, "step": 2}') == (200, {"rev": 1})
+    assert step_route.STEPS.post(token, b'{"rev": 1, "step": 2}') == (
+        200,
+        {"rev": 1, "query": told[0]},
+    )
     assert "step=3" in told[0]
     at.run()
     assert step_titles(at) == ["3. Standard deviation with epsilon"]
