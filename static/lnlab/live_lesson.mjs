@@ -311,10 +311,13 @@ export class LiveLesson {
     this.shareStatus.textContent = copied ? "Copied." : "Selected: copy it with Ctrl+C or ⌘C.";
   }
 
-  /** Mode-dependent structure: slides have no chooser or switch. */
+  /** Mode-dependent structure: slides have no chooser or switch, and the link to copy goes on
+   * the navigation's line (a slide has no room below the lesson at 1280 x 720). */
   layout() {
     const slide = this.onSlide();
     this.root.classList.toggle("lnlab-live-on-slide", slide);
+    if (slide && this.share.parentElement !== this.nav) this.nav.append(this.share); // no room
+    if (!slide && this.share.parentElement === this.nav) this.after.after(this.share);
     this.chooser.hidden = slide;
     this.allLabel.hidden = slide;
     this.slideLabel.hidden = !slide;
