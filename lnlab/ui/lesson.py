@@ -327,15 +327,16 @@ def _lesson_fragment(
     at = ss[slide_key]
     drew_section(slide_key, at)
     class_on = teaching() is not None
-    link = link_params(fields)
     drawn: bool | None = False  # by the browser: True, alone; None, over today's; False, not
     if live is None or not in_browser.covers(live, at, show_all, quiz=quiz, class_on=class_on):
         _sections(lesson, page, slide_key, controls, quiz, show_all)
     else:
+        link = link_params(fields)  # what the browser offers to copy (its sections have no widgets)
         drawn = in_browser.draw(live, lesson, at, page=page, slide_key=slide_key, link=link)
         if drawn is not True:  # today's lesson too: under the browser's (None), or instead
             with st.container(key=in_browser.FALLBACK):
                 _sections(lesson, page, slide_key, controls, quiz, show_all, drawn is False)
+    link = link_params(fields)  # after the sections' widgets
     share_link(page, fields, link, copy=drawn is not True)
     if live is not None:
         in_browser.steps_by_route(live, page, slide_key, fields, link, open=drawn is not False)

@@ -169,16 +169,21 @@ SHARE_NOTE = "Anyone who opens this link sees the same example and settings."
 
 
 def share_link(
-    page: str, fields: tuple[Field, ...], params: dict[str, str], *, copy: bool = True
+    page: str,
+    fields: tuple[Field, ...],
+    params: dict[str, str] | None = None,
+    *,
+    copy: bool = True,
 ) -> None:
-    """Keep the URL the link to what is on screen (`params`, link_params'), and (`copy`) offer
-    it to copy; call after the widgets. A lesson the browser draws offers it itself
-    (lnlab.ui.live), since its steps change the link with no run.
+    """Keep the URL the link to what is on screen (`params`: link_params', made after the
+    widgets), and (`copy`) offer it to copy; call after the widgets. A lesson the browser draws
+    offers it itself (lnlab.ui.live), since its steps change the link with no run.
 
     Every change to the URL adds a browser history entry, so the URL is left alone until the
     visitor changes something: one press of Back still leaves a page just opened. From the
     first change on, the address bar holds the link to exactly what is on screen.
     """
+    params = link_params(fields) if params is None else params
     mine = address(params.items(), NOT_STATE)
     initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
     current = st.session_state.get(f"_link_{page}")  # what the URL holds now

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnlab.core.errors import InputError
@@ -145,7 +146,7 @@ def draw(
         "presenting": presenting(),
         "base": static_base(),
         "fallback": None if works else FALLBACK,
-        "route": step_route.route(token, base_path()),
+        "route": step_route.route(token, base_path(), link),
         "link": urlencode(link),
         "share": [SHARE_LABEL, SHARE_NOTE],
     }
@@ -188,7 +189,10 @@ def steps_by_route(
         NOT_STATE,
         ss.get(_REV, 0),
     )
-    step_route.STEPS.offer(token, lane)
+    if (again := step_route.STEPS.offer(token, lane)) is not None:
+        msg = ForwardMsg()  # a step taken during this run: its link, after this run's own
+        msg.page_info_changed.query_string = again
+        ctx.enqueue(msg)
 
 
 def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on: bool) -> bool:

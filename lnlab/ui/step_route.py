@@ -97,8 +97,9 @@ class Lane:
 
 def tell_browser(session_id: str, page_hash: str, query: str) -> bool:
     """Send session `session_id`'s browser its new address, as a run's st.query_params does
-    (Streamlit's browser puts it in the address bar and sends it with its next request);
-    False if the session is not on this process or has moved to another page."""
+    (Streamlit's browser puts it in the address bar and sends it with its next request); from
+    the event loop. False if the session is not on this process, or its last run started is of
+    another page than `page_hash`."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from streamlit.runtime import Runtime
 
@@ -122,24 +123,28 @@ class Steps:
         self._lanes: OrderedDict[str, Lane] = OrderedDict()
         self._lock = threading.Lock()
 
-    def offer(self, token: str, lane: Lane) -> None:
+    def offer(self, token: str, lane: Lane) -> str | None:
         """Open `token`'s lane as of a run that drew the browser's lesson, from the link that
-        run wrote. A step posted meanwhile stays pending, and its link is sent again from this
-        run's (the route built it from the run before's)."""
-        if sum(len(k) + len(v) for k, v in lane.params.items()) > MAX_LINK_CHARS:
+        run wrote. A step the route took during the run, for the same lesson, stays pending
+        unless the run applied a newer revision; returned: the query of its link made again
+        from this run's, which the run sends after its own (lnlab.ui.live.steps_by_route)."""
+        if not fits(lane.params):
             self.close(token)
-            return
+            return None
         with self._lock:
             old = self._lanes.pop(token, None)
             self._lanes[token] = lane
             while len(self._lanes) > KEPT_LANES:
                 self._lanes.popitem(last=False)
-            if old is None:
-                return
+            if old is None or (old.page_hash, old.slide_key) != (lane.page_hash, lane.slide_key):
+                return None
             lane.took_at, lane.sent = old.took_at, old.sent
-            if old.pending is not None and old.pending.rev > lane.rev:
-                lane.rev = old.pending.rev
-                self._send(lane, old.pending)
+            if old.pending is None or old.pending.rev <= lane.rev:
+                return None
+            lane.rev = old.pending.rev
+            params = link_with(lane.params, lane.fields, lane.slide_key, old.pending.step)
+            self._keep(lane, old.pending, params)
+            return urlencode(params)
 
     def close(self, token: str) -> None:
         """The browser no longer draws `token`'s lesson: its steps come as state again."""
@@ -159,7 +164,8 @@ class Steps:
 
     def post(self, token: str, body: bytes) -> tuple[int, dict[str, Any]]:
         """Take a step the browser posted: the HTTP status and the JSON answer (the link's
-        query, which the browser also gets as its address)."""
+        query, which the browser also gets as its address). 404: no open lane here (the page
+        stops posting); 409, 410, 429: not this step (the page sends it as state)."""
         try:
             rev, step = _parse(body)
         except ValueError as err:
@@ -175,23 +181,24 @@ class Steps:
             now = self._clock()
             if now - lane.took_at < EVERY_S:
                 return 429, {"error": "steps come too fast: send them as the lesson's state"}
-            query = self._send(lane, Step(rev, step))
-            if query is None:
-                lane.open = False
-                return 404, {"error": "this lesson's page is no longer open"}
+            params = link_with(lane.params, lane.fields, lane.slide_key, step)
+            query = urlencode(params)
+            if not self._tell(lane.session_id, lane.page_hash, query):
+                return 410, {"error": "the session is not on this lesson's page now"}
             lane.rev, lane.took_at = rev, now
+            self._keep(lane, Step(rev, step), params)
         return 200, {"rev": rev, "query": query}
 
-    def _send(self, lane: Lane, step: Step) -> str | None:
-        """Send the browser the link to `step` (under the lock) and keep it pending; the query
-        sent, or None if the browser could not be told."""
-        params = link_with(lane.params, lane.fields, lane.slide_key, step.step)
-        query = urlencode(params)
-        if not self._tell(lane.session_id, lane.page_hash, query):
-            return None
+    @staticmethod
+    def _keep(lane: Lane, step: Step, params: dict[str, str]) -> None:
+        """Keep `step` pending, and its link (`params`) among those sent."""
         lane.pending = step
         lane.sent = [*lane.sent, address(params.items(), lane.ignore)][-KEPT_SENT:]
-        return query
+
+
+def fits(params: Mapping[str, str]) -> bool:
+    """Whether a link is short enough for a lane (MAX_LINK_CHARS)."""
+    return sum(len(k) + len(v) for k, v in params.items()) <= MAX_LINK_CHARS
 
 
 def _parse(body: bytes) -> tuple[int, int]:
@@ -246,10 +253,10 @@ def install() -> None:
     _INSTALLED = True
 
 
-def route(token: str, base: str) -> str | None:
-    """Where the browser posts its steps, under the app's `base` path (None where the route is
-    not installed)."""
-    return f"{base}{PATH}{token}" if _INSTALLED else None
+def route(token: str, base: str, link: Mapping[str, str]) -> str | None:
+    """Where the browser posts its steps, under the app's `base` path; None where the route is
+    not installed, or the link (`link`, its parameters) is too long for a lane."""
+    return f"{base}{PATH}{token}" if _INSTALLED and fits(link) else None
 
 
 def new_token() -> str:

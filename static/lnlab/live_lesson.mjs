@@ -187,10 +187,11 @@ export class LiveLesson {
     if (fresh || reshaped) {
       this.rev = Math.max(this.rev ?? 0, data.rev);
       this.sent = fresh ? data.rev : this.sent;
-      if (fresh) [this.acked, this.routeFailed, this.queryRev] = [0, false, 0];
+      if (fresh) [this.acked, this.queryRev] = [0, 0];
       for (const f of this.fields) this.fieldRev[f] = 0;
     }
     this.data = data;
+    this.routeFailed = false; // each run opens the session's lane again (lnlab.ui.step_route)
     this.pathname = window.location.pathname;
     this.setQuery(data.link, data.rev);
     [this.shareLabel.textContent, this.shareNote.textContent] = data.share ?? ["", ""];
@@ -287,19 +288,29 @@ export class LiveLesson {
     const row = el("div", { class: "lnlab-live-share-row" }, this.shareLink, copy);
     share.append(this.shareLabel, this.shareNote, row, this.shareStatus);
     share.addEventListener("toggle", () => this.showLink());
+    share.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || !share.open) return;
+      e.stopPropagation();
+      share.open = false;
+      this.shareLabel.focus();
+    });
     copy.addEventListener("click", () => this.copyLink());
     return share;
   }
 
-  /** The link to what is shown: this page's address with Python's last query. */
+  /** The link to what is shown: this page's address with Python's last query, or, after a
+   * step the route took and no run since, the address the server last sent (a run under way
+   * when it took the step sends it again from its own link). */
   showLink() {
-    const { origin, pathname } = window.location;
-    this.shareLink.value = `${origin}${pathname}${this.query ? `?${this.query}` : ""}`;
+    const { origin, pathname, search } = window.location;
+    const query = this.acked > this.data.rev && search ? search.slice(1) : this.query;
+    this.shareLink.value = `${origin}${pathname}${query ? `?${query}` : ""}`;
     this.shareStatus.textContent = "";
   }
 
   async copyLink() {
     this.showLink();
+    this.shareLink.focus();
     this.shareLink.select();
     let copied = false;
     try {
@@ -488,9 +499,10 @@ export class LiveLesson {
     this.sendState("lesson", { rev: this.rev, ...changes, ...extra });
   }
 
-  /** Post a step to the route; where it does not take it, send it as state. A route that is
-   * not there (a server without it, a lesson it no longer serves) is not asked again. */
+  /** Post a step to the route; where it does not take this one, send it as state. Where
+   * there is no lane for it (404, 405), the route is not asked again until Python's next data. */
   async postStep(rev, step) {
+    const session = this.data.session;
     let answer = null;
     try {
       const response = await fetch(this.data.route, {
@@ -504,14 +516,14 @@ export class LiveLesson {
     } catch {
       // unreachable: as state, below
     }
-    if (!this.host.isConnected) return; // the page moved on meanwhile
+    if (!this.host.isConnected || this.data.session !== session) return; // moved on meanwhile
     if (answer?.status === 200 && answer.body?.rev === rev) {
       this.acked = Math.max(this.acked, rev);
       this.setQuery(answer.body.query, rev);
       this.markSynced();
       return;
     }
-    if (!answer?.body || answer.status === 404 || answer.status === 405) this.routeFailed = true;
+    if (answer?.status === 404 || answer?.status === 405) this.routeFailed = true;
     this.flush({}, false);
   }
 
