@@ -130,7 +130,9 @@ export class LiveLesson {
     this.rev = null; // the last revision made here (Python echoes the last it applied)
     this.sent = 0; // the last revision sent
     this.acked = 0; // the last revision the step route took (Python applies it on its next run)
-    this.routeFailed = false; // the route refused a step: steps go as state from then on
+    this.routeFailed = false; // no lane for this lesson: steps go as state until Python's data
+    this.query = ""; // the link's query, to copy: Python's, or the route's answer
+    this.queryRev = 0; // the revision it is of
     this.fieldRev = Object.fromEntries(fields.map((f) => [f, 0]));
     this.local = null;
     this.data = null;
@@ -208,7 +210,7 @@ export class LiveLesson {
   /** Python's link `query` as of revision `rev`: an older one than the route last gave is not
    * taken (a run that began before the step). */
   setQuery(query, rev) {
-    if (rev < (this.queryRev ?? 0)) return;
+    if (rev < this.queryRev) return;
     [this.query, this.queryRev] = [query ?? "", rev];
     if (this.share.open) this.showLink();
   }
