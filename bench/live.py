@@ -300,24 +300,26 @@ async def mouse_drag(page: Page) -> list[float]:
 IDLE_S = 6.0  # how long a server's idle CPU is measured for, before each CPU phase
 
 
-async def _idle_rate(server: Server) -> float:
+async def _idle_rate(server: Server, idle_s: float = IDLE_S) -> float:
     """The server's CPU seconds per second with nothing asked of it (its event loop's own
     housekeeping: 4-6 ms a second on the machine of the first runs, about 30 on another):
     subtracted from each phase's CPU, since the phases take different times."""
     start, t0 = cpu_s(server), time.monotonic()
-    await asyncio.sleep(IDLE_S)
+    await asyncio.sleep(idle_s)
     return (cpu_s(server) - start) / (time.monotonic() - t0)
 
 
-async def _cpu_ms(server: Server, work: Awaitable[object], count: int) -> float:
+async def _cpu_ms(
+    server: Server, work: Awaitable[object], count: int, idle_s: float = IDLE_S
+) -> float:
     """Server CPU ms per one of `count` steps of `work`, its idle CPU meanwhile left out: the
-    idle rate measured before and after, averaged (it drifts, and a phase of few sends was
-    left at 0 when the rate before it was high)."""
-    before = await _idle_rate(server)
+    idle rate measured for `idle_s` before and after, averaged (it drifts, and a phase of few
+    sends was left at 0 when the rate before it was high)."""
+    before = await _idle_rate(server, idle_s)
     start, t0 = cpu_s(server), time.monotonic()
     await work
     used, took = cpu_s(server) - start, time.monotonic() - t0
-    rate = (before + await _idle_rate(server)) / 2
+    rate = (before + await _idle_rate(server, idle_s)) / 2
     return max(0.0, used - rate * took) / count * 1e3
 
 

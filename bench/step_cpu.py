@@ -25,16 +25,15 @@ import http.client
 import json
 import os
 import statistics
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.browser import Server, serve
-from bench.live import FLOOR_NEXT, STEP_PAGE
+from bench.live import FLOOR_NEXT, STEP_PAGE, _cpu_ms
 from bench.report import load_average, record
-from bench.sessions import Session, cpu_s, page_session
+from bench.sessions import Session, page_session
 from lnlab.ui.live import KEY
 
 PAUSE_S = 0.05
@@ -61,22 +60,11 @@ class LessonSession(Session):
             pass
 
 
-async def _idle_rate(server: Server) -> float:
-    start = cpu_s(server)
-    await asyncio.sleep(IDLE_S)
-    return (cpu_s(server) - start) / IDLE_S
-
-
-async def cpu_ms(server: Server, send: Callable[[int], Awaitable[None]], steps: int) -> float:
-    """Server CPU ms per call of `send`, its idle CPU (before and after, averaged) left out."""
-    before = await _idle_rate(server)
-    start, t0 = cpu_s(server), time.monotonic()
+async def paced(send: Callable[[int], Awaitable[None]], steps: int) -> None:
+    """`send` each step, PAUSE_S apart."""
     for i in range(steps):
         await send(i)
         await asyncio.sleep(PAUSE_S)
-    used, took = cpu_s(server) - start, time.monotonic() - t0
-    rate = (before + await _idle_rate(server)) / 2
-    return max(0.0, used - rate * took) / steps * 1e3
 
 
 class Poster:
@@ -138,9 +126,9 @@ async def measure(steps: int, rounds: int) -> list[tuple[float, float, float]]:
         results = []
         for r in range(rounds):
             row = (
-                await cpu_ms(app, by_route, steps),
-                await cpu_ms(app, as_state, steps),
-                await cpu_ms(floor, click, steps),
+                await _cpu_ms(app, paced(by_route, steps), steps, IDLE_S),
+                await _cpu_ms(app, paced(as_state, steps), steps, IDLE_S),
+                await _cpu_ms(floor, paced(click, steps), steps, IDLE_S),
             )
             print(f"round {r + 1}: route {row[0]:.2f}, state {row[1]:.2f}, floor {row[2]:.2f} ms")
             results.append(row)

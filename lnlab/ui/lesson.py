@@ -328,6 +328,7 @@ def _lesson_fragment(
     drew_section(slide_key, at)
     class_on = teaching() is not None
     drawn: bool | None = False  # by the browser: True, alone; None, over today's; False, not
+    link: dict[str, str] | None = None  # made after the widgets of any sections drawn here
     if live is None or not in_browser.covers(live, at, show_all, quiz=quiz, class_on=class_on):
         _sections(lesson, page, slide_key, controls, quiz, show_all)
     else:
@@ -336,7 +337,8 @@ def _lesson_fragment(
         if drawn is not True:  # today's lesson too: under the browser's (None), or instead
             with st.container(key=in_browser.FALLBACK):
                 _sections(lesson, page, slide_key, controls, quiz, show_all, drawn is False)
-    link = link_params(fields)  # after the sections' widgets
+            link = None
+    link = link_params(fields) if link is None else link
     share_link(page, fields, link, copy=drawn is not True)
     if live is not None:
         in_browser.steps_by_route(live, page, slide_key, fields, link, open=drawn is not False)

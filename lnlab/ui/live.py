@@ -29,7 +29,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnlab.core.errors import InputError
@@ -190,9 +189,8 @@ def steps_by_route(
         ss.get(_REV, 0),
     )
     if (again := step_route.STEPS.offer(token, lane)) is not None:
-        msg = ForwardMsg()  # a step taken during this run: its link, after this run's own
-        msg.page_info_changed.query_string = again
-        ctx.enqueue(msg)
+        ctx.enqueue(step_route.address_message(again))  # a step taken during this run: its
+        # link, after this run's own
 
 
 def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on: bool) -> bool:

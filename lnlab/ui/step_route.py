@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 from lnlab.teach.links import Field, link_with
 from lnlab.ui.asgi import add_middleware, send_json
 from lnlab.ui.stale import address
@@ -100,7 +102,6 @@ def tell_browser(session_id: str, page_hash: str, query: str) -> bool:
     (Streamlit's browser puts it in the address bar and sends it with its next request); from
     the event loop. False if the session is not on this process, or its last run started is of
     another page than `page_hash`."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from streamlit.runtime import Runtime
 
     if not Runtime.exists():
@@ -108,10 +109,15 @@ def tell_browser(session_id: str, page_hash: str, query: str) -> bool:
     info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
     if info is None or info.session.page_script_hash != page_hash:
         return False
+    info.session._enqueue_forward_msg(address_message(query))
+    return True
+
+
+def address_message(query: str) -> ForwardMsg:
+    """The message that gives a page its new address (`query`), as st.query_params sends it."""
     msg = ForwardMsg()
     msg.page_info_changed.query_string = query
-    info.session._enqueue_forward_msg(msg)
-    return True
+    return msg
 
 
 class Steps:
