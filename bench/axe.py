@@ -17,8 +17,8 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench import chromium
 from bench.report import load_average, record
+from harness import chromium
 from tests.browser.axe import ALSO, violations
 from tests.browser.conftest import APP_PAGES, new_app_page, start_server, wait_for_app
 

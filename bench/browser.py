@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +24,14 @@ from pathlib import Path
 from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from bench import chromium
 from bench.report import load_average, record
+from harness import chromium
+from harness.sessions import LNLAB, ROOT, Target
+from harness.stats import percentile
 from lnlab.core.numbers import fmt
 from lnlab.serving.cluster import free_port, healthy
 from tests.browser.conftest import SHOWN
 
-ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1400, "height": 1000}
 COLD_STARTS = 3
 EDITS = 20
@@ -60,24 +61,7 @@ TITLE = '[data-testid="stMain"] h1'
 NEXT_FRAME_JS = "() => new Promise(done => requestAnimationFrame(() => done()))"
 
 
-def _number(v: float) -> str:
-    """As the pages print a metric (lnlab.core.numbers.fmt)."""
-    return fmt(v)
-
-
-@dataclass(frozen=True)
-class Target:
-    """An app to measure: its script, the page to open, and its text box's key."""
-
-    name: str
-    script: str
-    path: str
-    text_key: str
-    shown: Callable[[int], str]  # the first metric after typing "1, 2, 3, 4, k"
-
-
-LNLAB = Target("lnlab", "app.py", "/step_through", "st_text", lambda k: _number((10 + k) / 5))
-MINIMAL = Target("minimal", "bench/minimal_app.py", "/", "mini_text", lambda k: _number(10 + k))
+MINIMAL = Target("minimal", "bench/minimal_app.py", "/", "mini_text", lambda k: fmt(10 + k))
 
 
 @dataclass
@@ -99,11 +83,11 @@ def rss_of(pid: int) -> float:
 
 
 def run_command(script: str, launcher: bool = True) -> list[str]:
-    """How to serve `script`: the app as `make run` does (lnlab.ui.serve, which imports torch
-    and the pages' modules before the first visitor), anything else, or the app with
-    `launcher` False, with a plain `streamlit run`."""
-    if script == LNLAB.script and launcher:
-        return [sys.executable, "-m", "lnlab.ui.serve"]
+    """How to serve `script` with `streamlit run`: the app (app.py's st.App, which imports torch
+    and the pages' modules before the first visitor) or, with `launcher` False, its home page
+    alone as a plain Streamlit script (no lnlab server: no routes, no warm-up)."""
+    if script == LNLAB.script and not launcher:
+        script = "home.py"
     return [sys.executable, "-m", "streamlit", "run", script]
 
 
@@ -164,11 +148,6 @@ async def edit(page: Page, target: Target, k: int) -> tuple[float, float]:
     await settled(page, EDIT_TIMEOUT_MS)  # the rest of the run, so edits do not overlap
     await page.evaluate(NEXT_FRAME_JS)
     return number, (time.perf_counter() - start) * 1e3
-
-
-def percentile(samples: Sequence[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[round(q * (len(ordered) - 1))]
 
 
 # --------------------------------------------------------------------------- the phases

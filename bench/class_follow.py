@@ -1,9 +1,9 @@
 """Classes of 120 and 300 students on one server process: what following a class costs.
 
 Run: `.venv/bin/python -m bench.class_follow` (`--students 120,300` to choose). For each number
-of students, a fresh `python -m lnlab.ui.serve` (one process, as `make run`) with its class store
+of students, a fresh `streamlit run app.py` (one process, as `make run`) with its class store
 in a temporary SQLite file, and every device speaking Streamlit's websocket protocol as the
-browser does (bench.sessions.Session; no browser, so no drawing costs the machine):
+browser does (harness.sessions.Session; no browser, so no drawing costs the machine):
 
 - classes of at most CLASS_SIZE students, each with its teacher on the Class page (the
   teacher's cookie claim) and its students on their device's view (each with its own browser
@@ -43,13 +43,15 @@ from urllib.parse import urlsplit
 from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.browser import LNLAB, Server, percentile, serve
-from bench.clicks import LESSON, _section_number
+from bench.browser import Server, serve
+from bench.clicks import LESSON
 from bench.report import load_average, record
-from bench.sessions import Run, Session, WrongPage, cpu_of, stream
+from harness.sessions import LNLAB, Run, Session, WrongPage, cpu_of, stream
+from harness.stats import percentile
+from harness.students import section_number
 from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.classroom.store import ClassStore, Limits
-from lnlab.ui.rerun import PULSE_KEY
+from lnlab.ui.runtime.turns import PULSE_KEY
 
 STUDENT_COUNTS = (120, 300)
 CLASS_SIZE = 150  # students per class (the store's cap is 200): 300 students are 2 classes
@@ -247,7 +249,7 @@ async def settled(devices: Sequence[Device]) -> None:
 
 async def bystander(session: Session, until: asyncio.Event, clicks: list[float]) -> None:
     """Next to the lesson's end and Previous back, BYSTANDER_GAP_S apart, each checked."""
-    at = _section_number(await session.rerun())
+    at = section_number(await session.rerun())
     forward = True
     while not until.is_set():
         forward = at < LESSON.count if forward else at <= 1
@@ -255,8 +257,8 @@ async def bystander(session: Session, until: asyncio.Event, clicks: list[float])
         state = WidgetState(id=session.widgets[key].id, trigger_value=True)
         run = await session.rerun([state], session.fragments.get(key, ""))
         expected = at + (1 if forward else -1)
-        if _section_number(run) != expected:
-            raise WrongPage(f"section {_section_number(run)} after {key}, not {expected}")
+        if section_number(run) != expected:
+            raise WrongPage(f"section {section_number(run)} after {key}, not {expected}")
         at = expected
         clicks.append(run.finished_ms)
         with suppress(TimeoutError):

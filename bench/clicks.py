@@ -29,20 +29,21 @@ from dataclasses import dataclass, field
 from playwright.async_api import async_playwright
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench import chromium
 from bench.browser import (
     EDIT_TIMEOUT_MS,
     NEXT_FRAME_JS,
     VIEWPORT,
     Server,
-    Target,
     open_page,
-    percentile,
     serve,
     settled,
 )
 from bench.report import load_average, record
-from bench.sessions import Run, Session, WrongPage, cpu_s, open_session
+from bench.sessions import cpu_s, open_session
+from harness import chromium
+from harness.sessions import Run, Session, Target, WrongPage
+from harness.stats import percentile
+from harness.students import NEXT, PREV, SECTIONS, section_number
 
 CLICKS = 40
 # A person's pace, seven clicks a second: back to back, clicks would measure the app's pacing
@@ -54,14 +55,6 @@ BURST = 30
 BURST_ROUNDS = 5
 TIMEOUT_S = 60.0
 LIVE_MODULES = "**/app/static/lnlab/**"
-
-
-def _section_number(run: Run) -> int:
-    """The lesson's section on screen: its title starts "k. "."""
-    numbered = [h for h in run.headings if h[:1].isdigit()]
-    if not numbered:
-        raise WrongPage(f"no section title in {run.headings}")
-    return int(numbered[0].split(".", 1)[0])
 
 
 def _counter(run: Run) -> int:
@@ -81,11 +74,11 @@ class App:
 
 
 LESSON = App(
-    Target("lnlab step-through", "app.py", "/step_through", "step_through_next", str),
-    9,
-    "step_through_prev",
-    "step_through_next",
-    _section_number,
+    Target("lnlab step-through", "app.py", "/step_through", NEXT, str),
+    SECTIONS,
+    PREV,
+    NEXT,
+    section_number,
     "(n) => [...document.querySelectorAll('h2')].some(h => h.textContent.startsWith(`${n}. `))",
 )
 FLOOR = App(

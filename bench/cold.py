@@ -1,12 +1,12 @@
 """A cold server: what the first visitor of the GPU page costs a session already editing.
 
-Run: `.venv/bin/python -m bench.cold`. Starts a new server ROUNDS times each way: as `make
-run` does (lnlab.ui.serve, which imports torch and every module the pages import first) and
-with a plain `streamlit run app.py`. On each, a victim session opens /step_through and edits
-its text box back to back (bench.sessions: Streamlit's websocket protocol, no browser); then
-the first visitor opens /gpu, the page that needs torch. Reported: the victim's slowest edit
-while the GPU page loads, the GPU page's first load, and the server's memory after. Appends to
-bench/results/cold.md.
+Run: `.venv/bin/python -m bench.cold`. Starts a new server ROUNDS times each way: as `make run` does
+(app.py's st.App, whose lifespan imports torch and every module the pages import first) and with the
+home page alone as a plain script (`streamlit run home.py`). On each, a victim session opens
+/step_through and edits its text box back to back (bench.sessions: Streamlit's websocket protocol,
+no browser); then the first visitor opens /gpu, the page that needs torch. Reported: the victim's
+slowest edit while the GPU page loads, the GPU page's first load, and the server's memory after.
+Appends to bench/results/cold.md.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ import os
 import time
 from contextlib import AsyncExitStack
 
-from bench.browser import LNLAB as APP
-from bench.browser import percentile, serve
+from bench.browser import serve
 from bench.report import load_average, record
 from bench.sessions import open_session, page_session
+from harness.sessions import LNLAB as APP
+from harness.stats import percentile
 
 ROUNDS = 3
 AFTER_S = 0.5  # the victim goes on editing this long after the GPU page has loaded
@@ -51,7 +52,8 @@ async def one_round(launcher: bool) -> tuple[float, list[float], float, float]:
 
 async def measure() -> list[tuple[str, ...]]:
     rows = []
-    for launcher, name in ((True, "python -m lnlab.ui.serve (make run)"), (False, "streamlit run")):
+    ways = ((True, "streamlit run app.py (make run)"), (False, "streamlit run home.py (bare)"))
+    for launcher, name in ways:
         quiet, slowest, loads, rss = [], [], [], []
         for _ in range(ROUNDS):
             q, during, load, mib = await one_round(launcher)

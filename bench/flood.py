@@ -30,10 +30,12 @@ from dataclasses import dataclass, field
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.browser import LNLAB as APP
-from bench.browser import percentile, serve
+from bench.browser import serve
 from bench.report import load_average, record
-from bench.sessions import Session, cpu_s, open_session
+from bench.sessions import cpu_s, open_session
+from harness.sessions import LNLAB as APP
+from harness.sessions import Session
+from harness.stats import percentile
 
 FLOOD = 2_000
 QUIET_EDITS = 10

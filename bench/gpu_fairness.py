@@ -34,9 +34,11 @@ from pathlib import Path
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.browser import LNLAB, ROOT, Server, percentile, serve
+from bench.browser import Server, serve
 from bench.report import load_average, record
-from bench.sessions import Run, Session, cpu_s, open_session
+from bench.sessions import cpu_s, open_session
+from harness.sessions import LNLAB, ROOT, Run, Session
+from harness.stats import percentile
 
 EDITORS = 5
 PAUSE_S = 1.0

@@ -25,8 +25,8 @@ from pathlib import Path
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
-from bench import chromium
 from bench.report import load_average, record
+from harness import chromium
 from lnlab.serving import haproxy
 from lnlab.serving.cluster import Cluster, free_port
 from tests.browser.conftest import APP_PAGES, wait_for_app

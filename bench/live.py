@@ -32,19 +32,12 @@ from pathlib import Path
 
 from playwright.async_api import Browser, Page, async_playwright
 
-from bench import chromium
-from bench.browser import (
-    LOAD_TIMEOUT_MS,
-    ROOT,
-    VIEWPORT,
-    Server,
-    Target,
-    percentile,
-    serve,
-    settled,
-)
+from bench.browser import LOAD_TIMEOUT_MS, VIEWPORT, Server, serve, settled
 from bench.report import load_average, record
 from bench.sessions import cpu_s
+from harness import chromium
+from harness.sessions import ROOT, Target
+from harness.stats import percentile
 from lnlab.teach.steps import STEPS
 from tests.browser.conftest import SHOWN
 

@@ -24,8 +24,7 @@ from contextlib import AsyncExitStack
 
 from playwright.async_api import Browser, Page, async_playwright
 
-from bench import chromium
-from bench.browser import LOAD_TIMEOUT_MS, Server, Target, percentile, serve, settled
+from bench.browser import LOAD_TIMEOUT_MS, Server, serve, settled
 from bench.live import (
     FLOOR_NEXT,
     _cpu_ms,
@@ -36,6 +35,9 @@ from bench.live import (
     floor_clicks,
 )
 from bench.report import load_average, record
+from harness import chromium
+from harness.sessions import Target
+from harness.stats import percentile
 from lnlab.labs.padding import batch as pad
 from tests.browser.conftest import SHOWN
 

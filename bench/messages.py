@@ -18,10 +18,11 @@ from contextlib import AsyncExitStack
 import numpy as np
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.browser import LNLAB as APP
 from bench.browser import serve
 from bench.report import load_average, record
-from bench.sessions import Session, page_session
+from bench.sessions import page_session
+from harness.sessions import LNLAB as APP
+from harness.sessions import Session
 from lnlab.core.parse import MAX_CHARS, MAX_TOKENS, format_embeddings
 
 # page, its biggest text box, the box's Next button

@@ -22,10 +22,10 @@ from contextlib import AsyncExitStack
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.exceptions import ConnectionClosed
 
-from bench.browser import LNLAB as APP
 from bench.browser import serve
 from bench.report import load_average, record
 from bench.sessions import page_session
+from harness.sessions import LNLAB as APP
 
 SESSIONS = 8
 WAVES = 3  # the sessions come, send and close this many times

@@ -2,7 +2,8 @@
 
 Run: `.venv/bin/python -m bench.sessions`. Starts the app with bench.browser.serve and opens
 1, 10 and 30 sessions on /step_through, each a websocket speaking Streamlit's protobufs as the
-browser does (rerun requests with widget states, the ForwardMsg cache), with no rendering. Each
+browser does (harness.sessions.Session: rerun requests with widget states, the ForwardMsg
+cache), with no rendering. Each
 session types "1, 2, 3, 4, k" into the text box five times; an edit's latency is the time from
 sending the rerun request to receiving step 1's metric with the new mean (checked), and to
 the run's script_finished. Prints a table and appends it to bench/results/sessions.md.
@@ -17,27 +18,14 @@ import time
 from collections.abc import Coroutine, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ClientState_pb2 import ContextInfo
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetState
-from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
-from websockets.typing import Subprotocol
 
-from bench.browser import LNLAB, Server, percentile, serve
+from bench.browser import Server, serve
 from bench.report import load_average, record
+from harness.sessions import LNLAB, Run, Session, WrongPage, cpu_of, stream
+from harness.stats import percentile
 
-STREAM = "/_stcore/stream"
-MAIN = 0  # delta_path[0] of the main area (the sidebar is 1)
-# The page's other inputs: an edit sends only the text box's state, so these must come back
-# exactly as they were (the browser would send them all, unchanged). The preset chooser is
-# not among them: typed numbers are no longer the preset, and it says so ("custom").
-KEPT = ("st_labels", "st_token", "st_eps", "st_gamma", "st_beta", "st_quiz")
 SESSION_COUNTS = (1, 10, 30)
 CLASSROOM = 30  # sessions in the classroom phase
 EDITS = 5
@@ -49,149 +37,9 @@ PHASE_BUDGET_S = 60.0
 TOTAL_S = 170.0  # every phase together, so that the run ends within about 3 minutes
 
 
-FINISHED = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
-
-
-class WrongPage(AssertionError):
-    """The server answered, but not with what the page should show."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """One script run as the client saw it: step 1's metric and when things arrived."""
-
-    metric: str | None
-    metric_ms: float | None
-    finished_ms: float
-    headings: tuple[str, ...] = ()  # the run's headings (a lesson's section titles)
-    texts: tuple[str, ...] = ()  # the run's markdown, captions and alerts, in order
-
-
-class Session:
-    """One browser tab as the server sees it: a websocket, the URL's query string, the page's
-    hash, the ForwardMsg cache and the widgets of the last run (by user key)."""
-
-    def __init__(self, ws: ClientConnection, url: str) -> None:
-        self.ws = ws
-        self.url = url
-        self.query_string = ""
-        self.page_hash = ""  # from the navigation message of the first run
-        self.cache: dict[str, ForwardMsg] = {}
-        self.widgets: dict[str, Any] = {}
-        self.fragments: dict[str, str] = {}  # a widget's user key -> the fragment it is in
-        self.timers: dict[str, float] = {}  # fragment id -> its run_every, as the browser keeps it
-
-    async def _receive(self) -> ForwardMsg:
-        """The next ForwardMsg, a cache reference replaced by the message it names."""
-        msg = ForwardMsg()
-        msg.ParseFromString(await self.ws.recv(decode=False))
-        if msg.WhichOneof("type") == "ref_hash":
-            cached = self.cache[msg.ref_hash]
-            cached.metadata.CopyFrom(msg.metadata)  # where it goes this time
-            return cached
-        if msg.metadata.cacheable:
-            self.cache[msg.hash] = msg
-        return msg
-
-    def rerun_request(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> bytes:
-        """The BackMsg a browser sends to ask for a script run with these widget states."""
-        back = BackMsg()
-        client = back.rerun_script
-        client.fragment_id = fragment_id
-        client.query_string = self.query_string
-        if self.page_hash:
-            client.page_script_hash = self.page_hash
-        else:
-            client.page_name = urlsplit(self.url).path.strip("/")  # as the browser names it
-        client.widget_states.widgets.extend(states)
-        client.cached_message_hashes.extend(self.cache)
-        url = f"{self.url}?{self.query_string}" if self.query_string else self.url
-        client.context_info.CopyFrom(
-            ContextInfo(timezone="UTC", timezone_offset=0, locale="en-US", url=url)
-        )
-        return back.SerializeToString()
-
-    async def rerun(self, states: Sequence[WidgetState] = (), fragment_id: str = "") -> Run:
-        """Ask for a script run with these widget states (of the fragment `fragment_id` alone,
-        if given, as a click inside a fragment does); read messages until it finishes."""
-        start = time.perf_counter()
-        await self.ws.send(self.rerun_request(states, fragment_id))
-        metric = metric_ms = None
-        headings: list[str] = []
-        texts: list[str] = []
-        while True:
-            msg = await self._receive()
-            kind = msg.WhichOneof("type")
-            if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                element = msg.delta.new_element
-                name = element.WhichOneof("type")
-                item = getattr(element, name)
-                if name == "exception":
-                    raise WrongPage(f"the page raised {item.type}: {item.message}")
-                if name == "metric" and metric is None and msg.metadata.delta_path[0] == MAIN:
-                    metric, metric_ms = item.body, (time.perf_counter() - start) * 1e3
-                if name == "heading":
-                    headings.append(item.body)
-                if name in ("markdown", "alert"):
-                    texts.append(item.body)
-                if getattr(item, "id", ""):  # a widget: $$ID-<hash>-<user key>
-                    key = item.id.split("-", 2)[-1]
-                    self.widgets[key] = item
-                    self.fragments[key] = msg.delta.fragment_id
-            elif kind == "auto_rerun":
-                self.timers[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
-            elif kind == "stop_auto_rerun":
-                for fragment in msg.stop_auto_rerun.fragment_ids:
-                    self.timers.pop(fragment, None)
-            elif kind == "navigation":
-                self.page_hash = msg.navigation.page_script_hash
-            elif kind == "page_info_changed":  # the page wrote the URL (its share link)
-                self.query_string = msg.page_info_changed.query_string
-            elif kind == "script_finished":
-                if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    continue  # the page asked for a rerun (st.rerun), which follows
-                if msg.script_finished not in FINISHED:
-                    raise WrongPage(f"the run ended with status {msg.script_finished}")
-                elapsed = (time.perf_counter() - start) * 1e3
-                return Run(metric, metric_ms, elapsed, tuple(headings), tuple(texts))
-
-    async def edit(self, k: int) -> Run:
-        """Type "1, 2, 3, 4, k" into the text box and apply it; check what the page shows."""
-        kept = {key: self.widgets.get(key) for key in KEPT}
-        text = self.widgets[LNLAB.text_key]
-        run = await self.rerun([WidgetState(id=text.id, string_value=f"1, 2, 3, 4, {k}")])
-        if run.metric != LNLAB.shown(k):
-            raise WrongPage(f"step 1 shows {run.metric!r}, not {LNLAB.shown(k)!r}")
-        changed = [key for key, widget in kept.items() if self.widgets.get(key) != widget]
-        if changed:
-            raise WrongPage(f"the edit changed other inputs: {', '.join(changed)}")
-        return run
-
-
-def cpu_of(pid: int) -> float:
-    """CPU seconds (user and system, every thread) process `pid` has used so far."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    utime, stime = stat.rsplit(")", 1)[1].split()[11:13]
-    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
-
-
 def cpu_s(server: Server) -> float:
     """CPU seconds the streamlit process has used so far."""
     return cpu_of(server.process.pid)
-
-
-def stream(url: str, cookie: str = "", timeout_s: float = 10.0, **kwargs: Any) -> connect:
-    """The app's websocket at `url` (http://host:port) as a browser opens it, sending `cookie`;
-    `kwargs` go to the event loop's create_connection (local_addr=...)."""
-    return connect(
-        url.replace("http://", "ws://", 1) + STREAM,
-        subprotocols=[Subprotocol("streamlit")],
-        additional_headers={"Cookie": cookie} if cookie else {},
-        max_size=None,
-        proxy=None,
-        open_timeout=timeout_s,
-        **kwargs,
-    )
 
 
 async def page_session(

@@ -7,7 +7,7 @@ step-through over Streamlit's websocket (bench.sessions) and has its lesson say 
 sends N steps 50 ms apart each way, R rounds, measuring the server process's CPU (/proc) with
 its idle CPU, measured for 3 s before and after each phase, left out:
 
-- route: `POST /_lnlab/step/<token>` as the page sends it (lnlab.ui.step_route), until the
+- route: `POST /_lnlab/step/<token>` as the page sends it (lnlab.ui.server.steps), until the
   browser's new address arrives over the websocket;
 - state: the same step as the component's state (what the page sends where the route is
   missing or refuses it, and every step before the route): one run of the lesson's fragment;
@@ -33,7 +33,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from bench.browser import Server, serve
 from bench.live import FLOOR_NEXT, STEP_PAGE, _cpu_ms
 from bench.report import load_average, record
-from bench.sessions import Session, page_session
+from bench.sessions import page_session
+from harness.sessions import Session
 from lnlab.ui.live import KEY
 
 PAUSE_S = 0.05

@@ -1,5 +1,5 @@
 """A live class driven through the app's pages as browsers drive them: one teacher and N
-students, each a browser tab speaking Streamlit's websocket protocol (bench.sessions.Session,
+students, each a browser tab speaking Streamlit's websocket protocol (harness.sessions.Session,
 no rendering) through the proxy, with its SERVERID cookie as a browser keeps it.
 
 The lesson: the teacher opens the Class page, presses "Start a class", reads the join link
@@ -36,7 +36,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from bench.sessions import Session, WrongPage, stream
+from harness.sessions import Session, WrongPage, stream
 
 # The class pages' widget keys (lnlab/ui/classroom.py, pages/class.py, the lesson's buttons).
 START = "live_start"

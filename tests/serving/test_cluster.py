@@ -1,6 +1,6 @@
 """The local cluster as students meet it: two app processes behind HAProxy on free local ports,
-each student a websocket speaking Streamlit's protocol through the proxy (bench.load.Student,
-no browser), with its SERVERID cookie as a browser keeps it.
+each student a websocket speaking Streamlit's protocol through the proxy
+(harness.students.Student, no browser), with its SERVERID cookie as a browser keeps it.
 
 In order: students are pinned to one process each and both processes serve; a graceful
 restart of one process moves its student to the other with their example; HAProxy reloads
@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from bench import proxy_flood
-from bench.load import Student
 from checks.live_class import run_class
+from harness import proxy
+from harness.students import Student
 from lnlab.serving import haproxy
 from lnlab.serving.cluster import Cluster, free_port, main
 
@@ -267,7 +267,7 @@ def made(tmp_path_factory) -> Iterator[str]:
     """`make cluster N=2` with its default limits, on free ports; the proxy's URL."""
     if not Path(HAPROXY).exists():
         pytest.fail(f"{HAPROXY} is missing: `make test` installs it (scripts/ensure-haproxy)")
-    with proxy_flood.make_cluster(tmp_path_factory.mktemp("made")) as url:
+    with proxy.make_cluster(tmp_path_factory.mktemp("made")) as url:
         yield url
 
 
@@ -278,14 +278,14 @@ def test_a_flood_of_new_sessions_gets_429_and_a_bystander_gets_in(made):
     loop = Loop()
 
     async def flood_and_visit():
-        await proxy_flood.visit(made)  # the first visits to each process are slower
-        await proxy_flood.visit(made)
-        idle = [await proxy_flood.visit(made) for _ in range(3)]
-        flooding = asyncio.ensure_future(proxy_flood.flood(made, seconds=120, until_refused=True))
+        await proxy.visit(made)  # the first visits to each process are slower
+        await proxy.visit(made)
+        idle = [await proxy.visit(made) for _ in range(3)]
+        flooding = asyncio.ensure_future(proxy.flood(made, seconds=120, until_refused=True))
         during = []
         while not flooding.done():
-            during.append(await proxy_flood.visit(made))
-        during.append(await proxy_flood.visit(made))
+            during.append(await proxy.visit(made))
+        during.append(await proxy.visit(made))
         return idle, during, await flooding
 
     try:
@@ -293,10 +293,10 @@ def test_a_flood_of_new_sessions_gets_429_and_a_bystander_gets_in(made):
     finally:
         loop.close()
     print(
-        f"bystander idle {proxy_flood.spread(idle)} s, during the flood "
-        f"{proxy_flood.spread(during)} s; the flood opened {flood.opened} sessions"
+        f"bystander idle {proxy.spread(idle)} s, during the flood "
+        f"{proxy.spread(during)} s; the flood opened {flood.opened} sessions"
     )
-    assert flood.refused == proxy_flood.FLOODERS  # each flooder ended on a 429
+    assert flood.refused == proxy.FLOODERS  # each flooder ended on a 429
     assert flood.retry_after == {"10"}
     assert flood.headers_on_429 == {"Referrer-Policy", "X-Content-Type-Options"}
     assert flood.opened >= haproxy.Limits().websockets_per_10s  # refused only past the limit
@@ -312,7 +312,7 @@ def test_a_class_behind_one_address_is_never_refused(made):
     async def open_all() -> list[int]:
         async def one() -> int:
             try:
-                async with proxy_flood.websocket(made, "127.0.0.4"):
+                async with proxy.websocket(made, "127.0.0.4"):
                     return 101
             except InvalidStatus as err:
                 return err.response.status_code

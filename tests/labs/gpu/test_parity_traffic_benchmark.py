@@ -218,16 +218,3 @@ def test_figures():
     # each panel's title holds its unit; each bar's value is printed past it
     assert [a.text for a in fig.layout.annotations] == ["time per call (ms)", "useful GB/s"]
     assert fig.data[0].text[0] == f"{scale.copy.median_s * 1e3:.3g}"
-
-
-def test_throughput_bench_runs_small(monkeypatch, tmp_path):
-    from bench import report, throughput
-
-    monkeypatch.setattr(report, "RESULTS", tmp_path)
-    text = throughput.main(["--rows", "32", "--features", "64", "--budget", "0.05"])
-    saved = (tmp_path / "throughput.md").read_text()
-    assert text in saved
-    assert "32 x 64 float32" in saved
-    for path in ("lnlab.layer_norm", "numpy float32 step by step", "torch fused F.layer_norm"):
-        assert f"| {path}" in saved
-    assert "within 2x of torch CPU" in saved

@@ -1,4 +1,4 @@
-"""How this project launches Debian's Chromium, used by the benchmarks and the browser tests.
+"""How this project launches Debian's Chromium, used by the browser tests and the benchmarks.
 
 LNLAB_CHROMIUM names another executable (as for scripts/ensure-chromium).
 """
