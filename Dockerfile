@@ -1,4 +1,4 @@
-# lnlab's server in a container: `python -m lnlab.ui.serve` on port 8501 (README, "Running for a
+# lnlab's server in a container: `streamlit run app.py` on port 8501 (README, "Running for a
 # whole course"). Needs BuildKit (Docker 23 and later by default; DOCKER_BUILDKIT=1 on 20.10).
 #
 # Build arguments:
@@ -49,4 +49,4 @@ USER 10001
 EXPOSE 8501
 HEALTHCHECK --interval=5s --timeout=3s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=2).read() != b'ok')"]
-CMD ["python", "-m", "lnlab.ui.serve", "--server.port", "8501", "--server.address", "0.0.0.0", "--server.fileWatcherType", "none"]
+CMD ["python", "-m", "streamlit", "run", "app.py", "--server.port", "8501", "--server.address", "0.0.0.0"]

@@ -1,38 +1,12 @@
-"""lnlab: the home page. Run with `make run`.
+"""lnlab's server: `make run`, or `streamlit run app.py`, or `uvicorn app:app`.
 
-Every other page is a thin script in pages/ (Streamlit's pages convention); the math lives in
-lnlab/.
+Streamlit finds `app` (an `st.App`) here and serves it; the home page is home.py and every
+other page a thin script in pages/ (Streamlit's pages convention). lnlab.ui.server says what
+the app adds to Streamlit's own server.
 """
 
 import streamlit as st
 
-from lnlab import ui  # first: loads the heavy libraries once, before any page runs
-from lnlab.core.backend import device_summary
-from lnlab.labs.transformer.lesson import diagram
-from lnlab.labs.transformer.model import POST_NORM
-from lnlab.teach.steps import STEPS
+from lnlab.ui.server import lifespan, middleware
 
-
-@st.cache_resource(show_spinner="Looking for a GPU...")
-def _device_badge() -> str:
-    return device_summary()
-
-
-ui.page_setup("Home")
-st.title("Layer Normalization, step by step")
-st.badge(f"torch would compute on: {_device_badge()}", icon=":material/memory:")
-st.markdown(
-    "Layer Norm rescales each token's features to mean 0 and standard deviation 1, "
-    "then lets the model scale and shift them back with learned $\\gamma$ and $\\beta$."
-)
-st.header("Where it sits in a Transformer block")
-st.markdown(
-    "Input → Multi-Head Attention → **Add & Norm** → Feed-Forward → **Add & Norm** → output"
-)
-ui.chart(diagram(POST_NORM, "home-block"))
-st.header("The five steps, for one token $x_1, \\dots, x_D$")
-for number, step in enumerate(STEPS, start=1):
-    st.latex(rf"{number}.\ {step.formula}")
-st.header("Explore")
-for page in ui.PAGES:
-    st.page_link(page.path, label=f"{page.title}: {page.blurb}", icon=page.icon)
+app = st.App("home.py", middleware=middleware(), lifespan=lifespan)

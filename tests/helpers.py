@@ -35,12 +35,12 @@ needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machin
 def page_test(
     path: str, query: Mapping[str, str | list[str]] | None = None, timeout: float = 60
 ) -> AppTest:
-    """An AppTest of page `path` (e.g. "pages/padding.py") with app.py as the entrypoint,
+    """An AppTest of page `path` (e.g. "pages/padding.py") with home.py as the entrypoint,
     opened from a link with the `query` parameters.
 
     Not run yet: set session state first if needed, then call `.run()`.
     """
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=timeout)
     for name, value in (query or {}).items():
         at.query_params[name] = value
     return at.switch_page(path)

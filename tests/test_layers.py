@@ -6,6 +6,9 @@ core  <- serving <- labs/<lab>, classroom
 - core imports nothing else of lnlab; teach only core; serving only core;
 - a lab imports core, teach, serving and itself, never another lab; classroom the same three;
 - only ui, the pages and app.py import Streamlit; the pages reach serving only through ui;
+- within ui, only ui/runtime (at most six modules) imports Streamlit's internals (anything
+  of streamlit but its public names: `streamlit`, `streamlit.errors`, `streamlit.starlette`,
+  the DeltaGenerator type); no module of ui is over 500 lines;
 - every module of lnlab sits in one of these folders, and no imports go round in a circle.
 """
 
@@ -18,7 +21,13 @@ import pytest
 from helpers import ROOT
 
 LIB = ROOT / "lnlab"
-SCRIPTS = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+SCRIPTS = [ROOT / "app.py", ROOT / "home.py", *sorted((ROOT / "pages").glob("*.py"))]
+UI = LIB / "ui"
+RUNTIME = UI / "runtime"
+PUBLIC_STREAMLIT = {"streamlit", "streamlit.errors", "streamlit.starlette"}
+PUBLIC_STREAMLIT_TYPES = {"streamlit.delta_generator"}  # DeltaGenerator, in type hints
+MAX_RUNTIME_MODULES = 6
+MAX_UI_LINES = 500
 
 # layer -> the layers it may import ("lab" stands for the importing lab's own folder)
 ALLOWED = {
@@ -159,3 +168,51 @@ def test_no_circles():
 def test_the_check_catches_a_wrong_import(me: str, source: str):
     """The rules above, tried on made-up modules that break them."""
     assert wrong_imports(me, imports_in(source))
+
+
+def internals(found: set[str]) -> list[str]:
+    """The modules of Streamlit's internals among `found`."""
+    public = PUBLIC_STREAMLIT | PUBLIC_STREAMLIT_TYPES
+    return sorted(m for m in found if m.split(".")[0] == "streamlit" and m not in public)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(UI.rglob("*.py")) if not p.is_relative_to(RUNTIME)] + SCRIPTS,
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_only_the_runtime_touches_streamlits_internals(path: Path):
+    assert not internals(imports(path)), f"{path.name}: use lnlab.ui.runtime instead"
+
+
+def test_the_runtime_is_one_small_folder():
+    modules = sorted(p.name for p in RUNTIME.glob("*.py"))
+    assert len(modules) <= MAX_RUNTIME_MODULES, modules
+    assert not [p for p in RUNTIME.rglob("*.py") if p.parent != RUNTIME], "no subfolders"
+
+
+@pytest.mark.parametrize("path", sorted(UI.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_ui_module_is_over_500_lines(path: Path):
+    assert len(path.read_text().splitlines()) <= MAX_UI_LINES
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from streamlit.runtime.scriptrunner import get_script_run_ctx",
+        "from streamlit.proto.ForwardMsg_pb2 import ForwardMsg",
+        "import streamlit.web.server",
+    ],
+)
+def test_the_check_catches_an_internal_import(source: str):
+    assert internals(imports_in(source))
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for d in ("tests", "checks", "harness") for p in (ROOT / d).rglob("*.py")),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_tests_and_checks_do_not_import_the_benchmarks(path: Path):
+    """bench/ measures; what tests, checks/ and bench/ share is in harness/."""
+    assert not [m for m in imports(path) if m.split(".")[0] == "bench"]

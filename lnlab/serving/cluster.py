@@ -1,7 +1,7 @@
 """A local cluster: N app server processes behind HAProxy, on one machine.
 
 `scripts/cluster` (or `make cluster N=2`) runs `python -m lnlab.serving.cluster --processes 2`: each
-process is `python -m lnlab.ui.serve` on its own local port; HAProxy (deploy/haproxy.cfg) listens on
+process is `streamlit run app.py` on its own local port; HAProxy (deploy/haproxy.cfg) listens on
 --port, pins each visitor to one process with the SERVERID cookie, checks every process's
 /_stcore/health each second and answers 429 to a client over the limits. The cluster restarts a
 process that dies. `python -m lnlab.serving.cluster restart` (or SIGHUP) restarts the processes one
@@ -43,6 +43,7 @@ PR_SET_PDEATHSIG = 1  # prctl(2)
 # passes the Host header through), so Tornado's same-origin websocket check holds and neither
 # needs turning off; XSRF tokens are a cookie the browser sends back, checked without any
 # per-process secret, so they work across processes.
+SERVE = (sys.executable, "-m", "streamlit", "run", "app.py")  # the app (app.py's st.App)
 APP_FLAGS = (
     "--server.address",
     "127.0.0.1",
@@ -169,7 +170,7 @@ class Cluster:
 
     # ------------------------------------------------------------------ processes
     def _start_app(self, app: App) -> None:
-        command = [sys.executable, "-m", "lnlab.ui.serve", "--server.port", str(app.port)]
+        command = [*SERVE, "--server.port", str(app.port)]
         with open(app.log, "ab") as log:
             app.process = _popen(
                 [*command, *APP_FLAGS], cwd=ROOT, env=self.env, stdout=log, stderr=log

@@ -1,16 +1,26 @@
-"""The one package with Streamlit in it: what every page shares.
+"""The one package with Streamlit in it: the views every page shares, the app's server and
+the runtime seam.
 
-Importing it first (app.py does) loads the heavy libraries once, under Python's module lock,
-before any page can race another session to import them half-way.
+Importing it first (home.py does; app.py through lnlab.ui.server) loads the heavy libraries
+once, under Python's module lock, before any page can race another session to import them
+half-way.
 
+Two folders apart from the views:
+- `server`: the app on Streamlit's public ASGI seam (app.py's st.App): middleware, lifespan;
+- `runtime`: the only modules that touch Streamlit's internals, each patch with its reason.
+
+The views, what pages call (re-exported below):
 - `page`: the page set-up, the navigation and presenter mode;
 - `inputs`: widgets that survive bad input (last good value, ranges, grids, presets);
 - `links`: the page's state in the URL;
 - `quiz`: predict, then reveal;
-- `lesson`: draws a lnlab.lessons Lesson, on the page or as slides;
+- `lesson`: draws a lnlab.teach Lesson, on the page or as slides; asks a live class through
+  `lesson_hooks`, never importing it;
 - `live`: a lesson's sections computed and drawn in the browser;
 - `line`: the visitor's place in the server's heavy-work line;
-- `classroom`: a live class, the teacher's panel on a slide and the student's device.
+- `classroom/`: a live class by audience (the teacher's Class page, the panel on a slide, the
+  student's phone);
+- `state`: a session's data, one typed dataclass per concern.
 """
 
 import numpy as np  # noqa: F401 - imported up front on purpose, see the module docstring
@@ -42,7 +52,8 @@ from lnlab.ui.links import open_link, share_link
 from lnlab.ui.live import LiveSections
 from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
 from lnlab.ui.quiz import QUIZ_KEY, ask, predict_toggle
-from lnlab.ui.rerun import rerun_app, turn_aside
+from lnlab.ui.rerun import rerun_app
+from lnlab.ui.runtime.turns import turn_aside
 
 __all__ = [
     "KEEP",

@@ -1,5 +1,5 @@
 """What a page tells assistive technology, through the assist script (lnlab/ui/assets/assist.js,
-put into every page by the launcher, lnlab.ui.shell): WCAG 2.2, 4.1.3, 2.4.3 and 1.1.1.
+put into every page by the app's server, lnlab.ui.server.shell): WCAG 2.2, 4.1.3, 2.4.3 and 1.1.1.
 
 - `say(slot, text)`: what changed, for the page's polite live region. The script speaks a
   slot's text when it changes after the page has shown it once (so a page that opens says
@@ -19,11 +19,19 @@ no room.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import streamlit as st
 
-LAND_KEY = "_lnlab_land"  # the focus request of the action just taken: (key, itself)
-LAND_COUNT = "_lnlab_lands"  # how many requests this session made: each is carried out once
+from lnlab.ui import state
+
+
+@dataclass
+class Landing:
+    """Where a session's focus goes after its actions (land; lnlab.ui.state)."""
+
+    request: tuple[str, bool, int] | None = None  # the action just taken's: (key, itself, count)
+    count: int = 0  # how many requests this session made: each is carried out once
 
 
 def say(slot: str, text: str) -> None:
@@ -39,14 +47,16 @@ def land(key: str, *, itself: bool = False) -> None:
     """After this action, put the focus on the element keyed `key` once it is drawn (with
     `itself`, on that container, not on the first control inside it). Call it from the
     action's callback; `landing()` draws the request in the run that follows."""
-    st.session_state[LAND_COUNT] = st.session_state.get(LAND_COUNT, 0) + 1
-    st.session_state[LAND_KEY] = (key, itself, st.session_state[LAND_COUNT])
+    landed = state.of(Landing)
+    landed.count += 1
+    landed.request = (key, itself, landed.count)
 
 
 def landing() -> None:
     """Draw the focus request of the action just taken, if any (every run and fragment that
     follows an action calls this; the first one takes it)."""
-    request = st.session_state.pop(LAND_KEY, None)
+    landed = state.of(Landing)
+    request, landed.request = landed.request, None
     if request is None:
         return
     key, itself, count = request

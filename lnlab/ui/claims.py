@@ -21,23 +21,34 @@ import html
 import os
 import re
 import secrets
+from dataclasses import dataclass, field
 
 import streamlit as st
+
+from lnlab.ui import state
 
 BROWSER_COOKIE = "lnlab_browser"
 TEACHER_COOKIE = "lnlab_teacher"
 TRUSTED_PROXIES_ENV = "LNLAB_TRUSTED_PROXIES"  # addresses of proxies whose X-Forwarded-For counts
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _CLAIM = re.compile(r"([2-9A-Z]{9})\.([A-Za-z0-9_-]{8,64})")
-_BROWSER_KEY = "_lnlab_browser"
-_WRITTEN_KEY = "_lnlab_cookies"  # {name: value or None}: what this session wrote
-_AGES_KEY = "_lnlab_cookie_ages"  # {name: Max-Age in seconds}
 DAY_S = 24 * 3600  # the browser id's life: a class lasts at most CLASS_HOURS = 24
+
+
+@dataclass
+class Cookies:
+    """What a session knows of its browser's cookies beyond those sent at its start
+    (lnlab.ui.state)."""
+
+    browser: str | None = None  # this browser's id (browser_id), once known
+    written: dict[str, str | None] = field(default_factory=dict)  # what this session wrote:
+    # name -> value, None where it deleted the cookie
+    ages: dict[str, int] = field(default_factory=dict)  # name -> its Max-Age in seconds
 
 
 def _cookie(name: str) -> str | None:
     """A cookie's value as this session knows it: written here, else sent at its start."""
-    written = st.session_state.get(_WRITTEN_KEY, {})
+    written = state.of(Cookies).written
     if name in written:
         return written[name]
     try:
@@ -50,18 +61,20 @@ def _cookie(name: str) -> str | None:
 def _write(name: str, value: str | None, max_age_s: int = 0) -> None:
     """Set (or, with None, delete) a cookie in the browser: `write_cookies` puts it in the
     page (a fragment or a callback cannot draw in the sidebar, a whole-page run can)."""
-    st.session_state.setdefault(_WRITTEN_KEY, {})[name] = value
-    st.session_state.setdefault(_AGES_KEY, {})[name] = max_age_s if value is not None else 0
+    cookies = state.of(Cookies)
+    cookies.written[name] = value
+    cookies.ages[name] = max_age_s if value is not None else 0
 
 
 def write_cookies() -> None:
     """On every whole-page run: a script per cookie this session wrote, unchanged from run to
     run (the browser keeps the element, so the script runs once per change). The script is a
-    file the launcher serves (lnlab.ui.shell's lnlab-cookie.js) that reads the cookie from its
+    file the app serves (lnlab.ui.server.shell's lnlab-cookie.js) that reads the cookie from its
     element: no inline script, which a content security policy would refuse."""
-    ages = st.session_state.get(_AGES_KEY, {})
-    for name, value in st.session_state.get(_WRITTEN_KEY, {}).items():
-        cookie = f"{name}={value or ''}; Path=/; SameSite=Strict; Max-Age={ages.get(name, 0)}"
+    cookies = state.of(Cookies)
+    for name, value in cookies.written.items():
+        age = cookies.ages.get(name, 0)
+        cookie = f"{name}={value or ''}; Path=/; SameSite=Strict; Max-Age={age}"
         st.sidebar.html(
             f'<script src="./lnlab-cookie.js" data-cookie="{html.escape(cookie)}"></script>',
             unsafe_allow_javascript=True,
@@ -71,13 +84,13 @@ def write_cookies() -> None:
 def browser_id() -> str:
     """This browser's random id: from its cookie, else made now and stored in one. A browser
     that keeps no cookies gets one per session."""
-    ss = st.session_state
-    if _BROWSER_KEY not in ss:
+    cookies = state.of(Cookies)
+    if cookies.browser is None:
         sent = _cookie(BROWSER_COOKIE) or ""
-        ss[_BROWSER_KEY] = sent if _TOKEN.fullmatch(sent) else secrets.token_urlsafe(18)
-        if sent != ss[_BROWSER_KEY]:
-            _write(BROWSER_COOKIE, ss[_BROWSER_KEY], DAY_S)
-    return ss[_BROWSER_KEY]
+        cookies.browser = sent if _TOKEN.fullmatch(sent) else secrets.token_urlsafe(18)
+        if sent != cookies.browser:
+            _write(BROWSER_COOKIE, cookies.browser, DAY_S)
+    return cookies.browser
 
 
 def teacher_claim() -> tuple[str, str] | None:

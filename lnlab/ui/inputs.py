@@ -5,6 +5,7 @@ checks, numbers kept in range, editable grids that refuse crafted edits, and the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -14,13 +15,22 @@ from streamlit.delta_generator import DeltaGenerator
 from lnlab.core.errors import InputError
 from lnlab.core.parse import MAX_CHARS
 from lnlab.teach.markdown import plain
+from lnlab.ui import state
 
 T = TypeVar("T")
 KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other sections)
 MAX_CELL_CHARS = 64  # one grid cell: a number takes at most 24 characters, a word 40
-_LIMITS = "_lnlab_text_limits"  # key -> (label, max_chars) of every text box drawn so far
-_FITTING = "_lnlab_text_fitting"  # key -> its last value under its limit
-_REFUSED = "_lnlab_text_refused"  # key -> why its value was refused, until shown
+
+
+@dataclass
+class TextBoxes:
+    """A session's text boxes whose size the server checks (text_box; lnlab.ui.state): by box
+    key, its (label, max_chars) for every box drawn so far, its last value under its limit, and
+    why its value was refused, until shown."""
+
+    limits: dict[str, tuple[str, int]] = field(default_factory=dict)
+    fitting: dict[str, Any] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 def last_good(key: str, compute: Callable[[], T], fallback: T) -> T:
@@ -52,9 +62,10 @@ def text_box(widget: Callable[..., T], label: str, key: str, max_chars: int, **k
     `on_change` runs only for a value that fits. check_text_sizes repeats the check at the
     start of every run, before a page reads its boxes.
     """
-    st.session_state.setdefault(_LIMITS, {})[key] = (label, max_chars)
+    boxes = state.of(TextBoxes)
+    boxes.limits[key] = (label, max_chars)
     _refuse_oversized(key)
-    if message := st.session_state.get(_REFUSED, {}).pop(key, None):
+    if message := boxes.refused.pop(key, None):
         show_error(InputError(message))  # refused in a fragment's run, or before its box
     if on_change := kwargs.pop("on_change", None):
         kwargs["on_change"] = _fitting_change
@@ -64,17 +75,20 @@ def text_box(widget: Callable[..., T], label: str, key: str, max_chars: int, **k
 
 def check_text_sizes() -> None:
     """Refuse every text box's value that reached its limit and show why (see text_box)."""
-    for key in st.session_state.get(_LIMITS, {}):
+    boxes = state.of(TextBoxes)
+    for key in boxes.limits:
         _refuse_oversized(key)
-    for message in st.session_state.pop(_REFUSED, {}).values():
+    refused, boxes.refused = boxes.refused, {}
+    for message in refused.values():
         show_error(InputError(message))
 
 
 def _refuse_oversized(key: str) -> bool:
     """Put back box `key`'s last value under its limit if its value reached the limit (the
     box's default if it has none); record why. True if the value was refused."""
-    label, limit = st.session_state[_LIMITS][key]
-    fitting = st.session_state.setdefault(_FITTING, {})
+    boxes = state.of(TextBoxes)
+    label, limit = boxes.limits[key]
+    fitting = boxes.fitting
     value = st.session_state.get(key)
     if not isinstance(value, str) or len(value) < limit:
         fitting[key] = value
@@ -83,7 +97,7 @@ def _refuse_oversized(key: str) -> bool:
         st.session_state[key] = fitting[key]
     else:
         del st.session_state[key]
-    st.session_state.setdefault(_REFUSED, {})[key] = (
+    boxes.refused[key] = (
         f"{label.split(':')[0]}: the text reached the limit of {limit:,} characters, "
         "where longer text is cut off"
     )

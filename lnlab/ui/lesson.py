@@ -22,19 +22,9 @@ from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
 from lnlab.ui import live as in_browser
 from lnlab.ui.assist import landing, say
-from lnlab.ui.classroom import (
-    ASKED,
-    FIRST_QUESTION_KEY,
-    NOT_ASKED,
-    REVEALED,
-    LiveSlide,
-    first_live_question,
-    live_slide,
-    teacher_active,
-    teaching,
-)
 from lnlab.ui.inputs import KEEP
-from lnlab.ui.links import catch_up, link_params, share_link
+from lnlab.ui.lesson_hooks import ClassSlide, live_class
+from lnlab.ui.links import catch_up, forget_arrival, link_params, share_link
 from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask, verdict
 from lnlab.ui.rerun import drew_section, pace, rerun_if_asked
@@ -160,7 +150,7 @@ def show_section(
     control: Control | None = None,
     quiz: bool = False,
     place: str = "",
-    live: LiveSlide | None = None,
+    live: ClassSlide | None = None,
     chart: bool = True,
 ) -> None:
     """One section: title, callouts, explanation, the page's widgets for it, formulas; then,
@@ -168,7 +158,7 @@ def show_section(
     formulas, numbers and figure. With a figure, text and numbers stand left and the figure right.
 
     `live`, while this session teaches a class, is where the class is with the section's
-    question (lnlab.ui.classroom): before Ask the result is held ("?"), and Ask stands under
+    question (lnlab.ui.lesson_hooks): before Ask the result is held ("?"), and Ask stands under
     the text; while the class answers, the slide is the question itself; after Reveal, the
     result shows (the class's answer stands in the navigation row, lesson_view's).
     `chart=False` leaves the figure out (see lnlab.ui.live: the page's own lesson is about to
@@ -176,19 +166,19 @@ def show_section(
     """
     slide = presenting()
     st.header(f"{number}. {section.title}")
-    if live is not None and live.stage == ASKED:
+    if live is not None and live.asked:
         live.panel()  # the question, projector-sized: the slide's text waits for the reveal
         return
     for callout in section.callouts:
         getattr(st, callout.kind)(callout.text)
     fig = _figure(section, slide) if chart else None
     text_col, fig_col = st.columns([1, 1], gap="medium") if fig else (st.container(), None)
-    held = live is not None and live.stage == NOT_ASKED
+    held = live is not None and live.held
     with text_col:
         _setting(section, control)
         answered = _answered(section, quiz and live is None, slide)  # a class answers instead
         shown = _result(section, answered=answered, held=held, slide=slide)
-        if live is not None and live.stage != REVEALED:
+        if live is not None and not live.revealed:
             live.panel()
     if shown:
         _beside_and_below(section, fig, fig_col, key=place or section.key, slide=slide)
@@ -310,23 +300,24 @@ def _lesson_fragment(
     live: in_browser.LiveSections | None,
 ) -> None:
     pace(fragment=True)
-    catch_up()  # a step the browser posted by the route (lnlab.ui.step_route)
+    catch_up()  # a step the browser posted by the route (lnlab.ui.server.steps)
     rerun_if_asked()
-    teacher_active()  # a teacher moving through the slides keeps their class open
+    live_class().keep_open()  # a teacher moving through the slides keeps their class open
     landing()
     lesson = build()
     count = len(lesson.sections)
     ss = st.session_state
     ss[slide_key] = _clamped(ss.get(slide_key, 0), count)
-    if ss.pop(FIRST_QUESTION_KEY, False):  # from the Class page: its first question's slide
-        ss[slide_key] = first_live_question(lesson.sections, page)
-        ss[f"_link_arrival_{page}"] = None  # the URL names that slide (ui.links.share_link)
+    first = live_class().first_question(lesson.sections, page)
+    if first is not None:  # from the Class page: its first question's slide
+        ss[slide_key] = first
+        forget_arrival(page)  # the URL names that slide (ui.links.share_link)
     slide = presenting()
     show_all = not slide and bool(ss.get(f"{page}_all", False))
     quiz = bool(quiz_key and ss.get(quiz_key, False))
     at = ss[slide_key]
     drew_section(slide_key, at)
-    class_on = teaching() is not None
+    class_on = live_class().teaching()
     drawn: bool | None = False  # by the browser: True, alone; None, over today's; False, not
     link: dict[str, str] | None = None  # made after the widgets of any sections drawn here
     if live is None or not in_browser.covers(live, at, show_all, quiz=quiz, class_on=class_on):
@@ -368,8 +359,8 @@ def _sections(
         control = controls.get(section.key)
         # while this session teaches a live class: ask, answer, reveal
         asks = section.question is not None and not show_all
-        live = live_slide(section.question, page) if asks else None
-        if live is not None and live.stage == REVEALED:
+        live = live_class().slide(section.question, page) if asks else None
+        if live is not None and live.revealed:
             with nav:  # beside the slide number: the slide below needs all its height
                 live.panel()
         show_section(
@@ -422,7 +413,7 @@ def _navigation(
             )
     if presenting():
         # while a class is taught the row also holds the revealed answer: no room for the title
-        title = "" if teaching() is not None else f" · {lesson.title}"
+        title = "" if live_class().teaching() else f" · {lesson.title}"
         nav.markdown(f"**Slide {at + 1} of {count}**{title}")
         return nav
     titles = [s.title for s in lesson.sections]

@@ -2,52 +2,55 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.runtime import app_session
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.state import query_params
 
 from lnlab.classroom.links import PARAMS as CLASS_PARAMS
 from lnlab.core.errors import InputError
 from lnlab.teach.links import Field, decode_link, encode_link, link_state, widget_values
 from lnlab.teach.markdown import plain
-from lnlab.ui import step_route
-from lnlab.ui.classroom import url_params
+from lnlab.ui import state
+from lnlab.ui.classroom.common import url_params
 from lnlab.ui.page import PRESENT_KEY, presenting
-from lnlab.ui.stale import address, record_shown
+from lnlab.ui.runtime import sessions
+from lnlab.ui.runtime.links import DROPPED, MAX_QUERY_CHARS, MAX_QUERY_PARAMS
+from lnlab.ui.runtime.stale import address, record_shown
+from lnlab.ui.server import steps as step_route
 
 NOT_STATE = (PRESENT_KEY, *CLASS_PARAMS)  # query parameters of the app, not of a page
-# What Streamlit's server does with a longer query string: it drops it (see mark_dropped_links)
-STREAMLIT_MAX_QUERY_CHARS = query_params.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
-STREAMLIT_MAX_QUERY_PARAMS = query_params.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
 # Addresses a page remembers having had: a message sent before the page drew a newer one
 # carries one of them, which is no link being opened (Back and Forward are: they say so)
 KEPT_ADDRESSES = 16
-DROPPED = "dropped"  # "<characters>,<parameters>" of a query string Streamlit dropped
 
 
-def mark_dropped_links() -> None:
-    """Make Streamlit's server say when it drops a link's query string.
+@dataclass
+class PageLink:
+    """A page's link in a session, each address as lnlab.ui.runtime.stale.address makes it."""
 
-    Streamlit 1.67 drops a query string over 512 Ki characters or 1,000 parameters before any
-    page sees it; the page would open on its default with no word. From this call on (the
-    launcher, lnlab.ui.serve, makes it), such a link reaches the page as
-    `?dropped=<characters>,<parameters>`, which open_link answers with the usual notice.
-    """
-    sanitize = app_session.sanitize_query_string
-    if getattr(sanitize, "marks_dropped", False):
-        return
+    current: str | None = None  # what the URL holds now (None: unknown, written again)
+    arrival: str | None = None  # the address the page was opened with (None: none to keep)
+    initial: str | None = None  # the link to what the page first showed (share_link's)
+    had: list[str] = field(default_factory=list)  # addresses it has had, the newest last
 
-    def marking(query: str) -> str:
-        kept = sanitize(query)
-        if query and not kept:
-            return urlencode({DROPPED: f"{len(query)},{query.count('&') + 1}"})
-        return kept
 
-    marking.marks_dropped = True  # type: ignore[attr-defined]
-    app_session.sanitize_query_string = marking
+@dataclass
+class Links:
+    """A session's pages' links (lnlab.ui.state)."""
+
+    pages: dict[str, PageLink] = field(default_factory=dict)  # page -> its link
+
+
+def page_link(page: str) -> PageLink:
+    """This session's link of `page`."""
+    return state.of(Links).pages.setdefault(page, PageLink())
+
+
+def forget_arrival(page: str) -> None:
+    """The page now shows something other than the address it was opened with (a class's
+    first question's slide): share_link writes the link to it even if nothing else changes."""
+    page_link(page).arrival = None
 
 
 def _dropped_message(value: object) -> str:
@@ -59,7 +62,7 @@ def _dropped_message(value: object) -> str:
         size = ""
     return (
         f"the link is too long for the server{size}: it takes at most "
-        f"{STREAMLIT_MAX_QUERY_CHARS:,} characters and {STREAMLIT_MAX_QUERY_PARAMS:,} parameters"
+        f"{MAX_QUERY_CHARS:,} characters and {MAX_QUERY_PARAMS:,} parameters"
     )
 
 
@@ -89,60 +92,60 @@ def open_link(page: str, fields: tuple[Field, ...]) -> bool:
     signature = address(
         ((k, v) for k in st.query_params for v in st.query_params.get_all(k)), NOT_STATE
     )
-    if st.session_state.get(f"_link_{page}") == signature:
+    link = page_link(page)
+    if link.current == signature:
         return False
     if _had(page, signature) and not _history_navigation():
-        return False  # sent before the page showed this run's address: no link (lnlab.ui.stale)
+        return False  # sent before the page showed this run's address: no link (runtime.stale)
     _remember(page, signature)
-    st.session_state[f"_link_{page}"] = signature
-    st.session_state[f"_link_arrival_{page}"] = signature
-    st.session_state.pop(f"_link_initial_{page}", None)  # share_link records it after the widgets
+    link.current = link.arrival = signature
+    link.initial = None  # share_link records it after the widgets
     if not params:
         return False
     try:
         if DROPPED in params:
             raise InputError(_dropped_message(params[DROPPED]))
-        state = decode_link(params, tuple(f.param for f in fields))
+        decoded = decode_link(params, tuple(f.param for f in fields))
     except InputError as err:
         for f in fields:
             st.session_state.pop(f.key, None)
-        st.session_state[f"_link_arrival_{page}"] = None  # share_link replaces the bad URL
+        link.arrival = None  # share_link replaces the bad URL
         st.warning(
             f"{plain(str(err))}. The page opened on its default example instead.",
             icon=":material/link_off:",
         )
         return False
-    st.session_state.update(widget_values(state, fields))
+    st.session_state.update(widget_values(decoded, fields))
     return True
 
 
 def _had(page: str, signature: str) -> bool:
     """Whether this page's address has held `signature` (opened with it, or written)."""
-    return signature in st.session_state.get(f"_link_had_{page}", ())
+    return signature in page_link(page).had
 
 
 def catch_up() -> None:
     """Apply what this session's browser posted to the step route since its last run
-    (lnlab.ui.step_route), before anything reads it: the newest step, unless a newer revision
+    (lnlab.ui.server.steps), before anything reads it: the newest step, unless a newer revision
     came since as the component's state; and every link the route sent the browser, each an
     address the page has had (so no message carrying one opens it again as a new link). The run
     writes its link again: a run under way when the route sent one may have written its own
     after it."""
-    ss = st.session_state
-    token = ss.get(step_route.TOKEN)
+    route = state.of(step_route.LessonRoute)
+    token = route.token
     caught = step_route.STEPS.take(token) if token else None
     if caught is None:
         return
     step = caught.step
-    if step is not None and step.rev > ss.get(step_route.REV, 0):
-        ss[step_route.REV], ss[caught.slide_key] = step.rev, step.step
+    if step is not None and step.rev > route.rev:
+        route.rev, st.session_state[caught.slide_key] = step.rev, step.step
     for signature in caught.sent:
         _remember(caught.page, signature)
-    ss[f"_link_{caught.page}"] = None
+    page_link(caught.page).current = None
 
 
 def _remember(page: str, signature: str) -> None:
-    had = st.session_state.setdefault(f"_link_had_{page}", [])
+    had = page_link(page).had
     if signature in had:
         had.remove(signature)
     had.append(signature)
@@ -151,8 +154,7 @@ def _remember(page: str, signature: str) -> None:
 
 def _history_navigation() -> bool:
     """Whether this run comes from the browser's Back or Forward."""
-    ctx = get_script_run_ctx()
-    return bool(ctx and ctx.is_history_navigation)
+    return sessions.history_navigation()
 
 
 def link_params(fields: tuple[Field, ...]) -> dict[str, str]:
@@ -185,16 +187,19 @@ def share_link(
     """
     params = link_params(fields) if params is None else params
     mine = address(params.items(), NOT_STATE)
-    initial = st.session_state.setdefault(f"_link_initial_{page}", mine)
-    current = st.session_state.get(f"_link_{page}")  # what the URL holds now
+    link = page_link(page)
+    if link.initial is None:
+        link.initial = mine
+    initial = link.initial
+    current = link.current  # what the URL holds now
     clean = "[]"
-    untouched = st.session_state.get(f"_link_arrival_{page}") == clean == current
+    untouched = link.arrival == clean == current
     if mine != current and not (untouched and mine == initial):
         st.query_params.from_dict(params)
-        st.session_state[f"_link_{page}"] = mine
+        link.current = mine
         _remember(page, mine)
-    # what a message sent before this run is drawn echoes (lnlab.ui.stale)
-    record_shown((f.key for f in fields), st.session_state.get(f"_link_{page}"), NOT_STATE)
+    # what a message sent before this run is drawn echoes (lnlab.ui.runtime.stale)
+    record_shown((f.key for f in fields), link.current, NOT_STATE)
     if not copy:
         return
     base = str(st.context.url or "").split("?")[0]

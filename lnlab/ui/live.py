@@ -5,8 +5,8 @@ Python sends the inputs, its own numbers and the lesson's words (`LiveSections.d
 browser (the lesson's module, `LiveSections.module`: static/lnlab/step_through.mjs or
 padding.mjs, on static/lnlab/live_lesson.mjs) draws the sections and answers Previous/Next, the
 keys, sliders, picks and edits within a frame, with no round trip. What the user changed comes
-back once they let go: a step alone by the step route, with no script run (lnlab.ui.step_route,
-where the launcher serves it), anything else as the component's state "lesson":
+back once they let go: a step alone by the step route, with no script run (lnlab.ui.server.steps,
+where the app's server answers it), anything else as the component's state "lesson":
 `{rev, step?, all?, <input>?...}`. Here `rev` is checked (newer than the last applied), `step`
 and `all` go to the lesson's own keys, and the inputs to `LiveSections.apply`, which checks them
 like anything else sent over the websocket. Python echoes the last applied `rev`, so the
@@ -23,28 +23,26 @@ is today's: the questions' gate and the class are Python's.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnlab.core.errors import InputError
 from lnlab.teach.lesson import Lesson
 from lnlab.teach.links import Field
-from lnlab.ui import step_route
+from lnlab.ui import state
 from lnlab.ui.links import NOT_STATE, SHARE_LABEL, SHARE_NOTE
 from lnlab.ui.page import presenting
 from lnlab.ui.rerun import rerun_app
+from lnlab.ui.runtime import sessions
 from lnlab.ui.served import STATIC, base_path, static_base
+from lnlab.ui.server import steps as step_route
 
 KEY = "lnlab_live"  # the component's key: its state is session_state[KEY]
 FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the browser's works
-_WORKS = "_lnlab_live_works_"  # + module: None, not known yet; True, it drew; False, it failed
-_REV = step_route.REV  # the last revision of the browser's state applied
-_ERROR = "_lnlab_live_error"
 _STATUS_FAILED = "failed"
 
 # The component's own script: it loads the lesson's modules and KaTeX from the app's static
@@ -92,6 +90,17 @@ _component = st.components.v2.component(
 )
 
 
+@dataclass
+class LiveLessons:
+    """The browser's lessons in a session (lnlab.ui.state); its token and the revision applied
+    are lnlab.ui.server.steps.LessonRoute."""
+
+    works: dict[str, bool] = field(default_factory=dict)  # module -> it drew (True), it failed
+    # (False); absent: not known yet
+    why: dict[str, str] = field(default_factory=dict)  # module -> why it failed, as it said
+    error: str | None = None  # what the lesson could not take, until shown
+
+
 @dataclass(frozen=True)
 class LiveSections:
     """A lesson's sections 0..count-1, drawn and computed in the browser.
@@ -125,19 +134,22 @@ def draw(
     draws (so today's chart is left out: it would cost the first visit Plotly's loading for
     nothing). False: it failed; today's lesson is drawn alone.
     """
-    ss = st.session_state
-    works = ss.get(_WORKS + live.module)
+    lessons, route = state.of(LiveLessons), state.of(step_route.LessonRoute)
+    works = lessons.works.get(live.module)
     if works is False:
-        why = ss.get(f"{_WORKS}{live.module}_why", "")
+        why = lessons.why.get(live.module, "")
         st.caption(f"This lesson is computed on the server: your browser could not run it ({why}).")
         return False
-    if ss.get(_ERROR):
-        st.error(ss.pop(_ERROR), icon=":material/error:")
-    token = ss.setdefault(step_route.TOKEN, step_route.new_token())
+    if error := lessons.error:
+        lessons.error = None
+        st.error(error, icon=":material/error:")
+    if route.token is None:
+        route.token = step_route.new_token()
+    token = route.token
     data = {
         **live.data(),
         "module": live.module,
-        "rev": ss.get(_REV, 0),
+        "rev": route.rev,
         "session": token,  # the session's step route token; a new one: revisions restart
         "step": at,
         "sections": [s.title for s in lesson.sections],
@@ -168,29 +180,29 @@ def steps_by_route(
     open: bool,
 ) -> None:
     """While the browser draws the lesson (`open`), its steps through sections 0..count-1 come
-    by the route, with no script run (lnlab.ui.step_route), from the link this run wrote
+    by the route, with no script run (lnlab.ui.server.steps), from the link this run wrote
     (`link`, its parameters); otherwise they come as its state."""
-    ss = st.session_state
-    token, ctx = ss.get(step_route.TOKEN), get_script_run_ctx()
-    if token is None or ctx is None:
+    route = state.of(step_route.LessonRoute)
+    token, session = route.token, sessions.session_id()
+    if token is None or not session:
         return
     if not open:
         step_route.STEPS.close(token)
         return
     lane = step_route.Lane(
-        ctx.session_id,
+        session,
         page,
-        ctx.page_script_hash,
+        sessions.page_hash(),
         slide_key,
         live.count,
         link,
         fields,
         NOT_STATE,
-        ss.get(_REV, 0),
+        route.rev,
     )
     if (again := step_route.STEPS.offer(token, lane)) is not None:
-        ctx.enqueue(step_route.address_message(again))  # a step taken during this run: its
-        # link, after this run's own
+        sessions.send_address(again)  # a step taken during this run: its link, after this
+        # run's own
 
 
 def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on: bool) -> bool:
@@ -201,12 +213,12 @@ def covers(live: LiveSections, at: int, show_all: bool, *, quiz: bool, class_on:
 
 def _status(module: str) -> None:
     status = str(st.session_state[KEY].get("status") or "")
+    lessons = state.of(LiveLessons)
     if status == "ready":
-        st.session_state[_WORKS + module] = True
+        lessons.works[module] = True
     elif status.startswith(_STATUS_FAILED):
-        st.session_state[_WORKS + module] = False
-        why = status.removeprefix(f"{_STATUS_FAILED}: ")[:200]
-        st.session_state[f"{_WORKS}{module}_why"] = why
+        lessons.works[module] = False
+        lessons.why[module] = status.removeprefix(f"{_STATUS_FAILED}: ")[:200]
 
 
 def _sent(live: LiveSections, page: str, slide_key: str, count: int) -> None:
@@ -215,14 +227,16 @@ def _sent(live: LiveSections, page: str, slide_key: str, count: int) -> None:
     ss = st.session_state
     sent = ss[KEY].get("lesson")
     rev = sent.get("rev") if isinstance(sent, Mapping) else None
-    if type(rev) is not int or rev <= ss.get(_REV, 0):
+    route = state.of(step_route.LessonRoute)
+    if type(rev) is not int or rev <= route.rev:
         return  # not the browser's lesson state, or one already applied
-    ss[_REV] = rev
+    route.rev = rev
     try:
         step, show_all = _navigation(sent, count)
         changed = live.apply({k: v for k, v in sent.items() if k not in ("rev", "step", "all")})
     except InputError as err:
-        ss[_ERROR] = f"The lesson could not take that: {err}. It keeps its last good numbers."
+        why = f"The lesson could not take that: {err}. It keeps its last good numbers."
+        state.of(LiveLessons).error = why
         return
     if step is not None:
         ss[slide_key] = step

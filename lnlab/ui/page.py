@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from lnlab.ui import classroom, icons
+from lnlab.ui import classroom, icons, lesson_hooks
 from lnlab.ui.assist import landing
 from lnlab.ui.inputs import check_text_sizes
 from lnlab.ui.quiz import sidebar_score
@@ -127,12 +127,13 @@ def page_setup(title: str) -> None:
     # an outside font host (tests/browser/test_offline.py)
     st.set_page_config(page_title=f"{title} · lnlab", page_icon=icons.PAGE_ICON, layout="wide")
     try:
-        st.sidebar.page_link("app.py", label="Home", icon=":material/home:")
+        st.sidebar.page_link("home.py", label="Home", icon=":material/home:")
         for page in PAGES:
             st.sidebar.page_link(page.path, label=page.title, icon=page.icon)
     except StreamlitPageNotFoundError:
         pass  # a page run on its own (`streamlit run pages/x.py`) has no app to link to
     st.sidebar.divider()
+    lesson_hooks.use(classroom.LESSON_HOOKS)  # a lesson's slides ask this class
     classroom.take_link()
     classroom.keep_in_url()
     classroom.sidebar_start()

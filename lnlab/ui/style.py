@@ -10,7 +10,7 @@ Text stands at least 4.5:1 against the page in Streamlit's light and dark themes
 padding cells are the text colour at 80 % and 75 % opacity (Streamlit's own captions are
 3.9:1 on white). Whatever has the keyboard's focus is framed (FOCUS), on slides too.
 
-The launcher (lnlab.ui.shell) also puts these rules into the page's HTML (presenter mode's
+The launcher (lnlab.ui.server.shell) also puts these rules into the page's HTML (presenter mode's
 when the address says `present=1`), so they hold from the first paint, before the app's first
 run has sent them: nothing moves when it does.
 """
@@ -31,7 +31,7 @@ BASE_CSS = """
 .lnlab-table td.pad { opacity: 0.75; }
 [data-testid="stCaptionContainer"] { color: inherit !important; opacity: 0.8; }
 /* Before the first run, the page is laid out as it will be after it, so nothing moves when it
-   arrives (from the page's HTML on, lnlab.ui.shell): the main area starts where the sidebar
+   arrives (from the page's HTML on, lnlab.ui.server.shell): the main area starts where the sidebar
    will end (Streamlit opens it 300 px wide on screens over 768 px; without this the page
    jumped right, a layout shift of 0.23 at 1366 x 768), and its content is as wide as
    Streamlit's wide layout, which every page asks for (page_setup), makes it. The main area's

@@ -11,7 +11,7 @@ from lnlab.labs.training.config import TrainConfig
 from lnlab.labs.training.run import LabResult
 from lnlab.labs.training.worker import LAB, Progress
 from lnlab.ui.line import Line, visitor
-from lnlab.ui.rerun import turn_aside
+from lnlab.ui.runtime.turns import turn_aside
 
 
 def train(config: TrainConfig) -> LabResult | None:

@@ -193,7 +193,7 @@ export class LiveLesson {
       for (const f of this.fields) this.fieldRev[f] = 0;
     }
     this.data = data;
-    this.routeFailed = false; // each run opens the session's lane again (lnlab.ui.step_route)
+    this.routeFailed = false; // each run opens the session's lane again (lnlab.ui.server.steps)
     this.pathname = window.location.pathname;
     this.setQuery(data.link, data.rev);
     [this.shareLabel.textContent, this.shareNote.textContent] = data.share ?? ["", ""];
@@ -482,7 +482,7 @@ export class LiveLesson {
   }
 
   /** Send Python every value changed here that it has not applied yet, with `extra`: a step
-   * through the sections drawn here alone by the step route (lnlab.ui.step_route: no script
+   * through the sections drawn here alone by the step route (lnlab.ui.server.steps: no script
    * run), anything else as the component's state (a run). */
   flush(extra = {}, route = true) {
     clearTimeout(this.timers.send);

@@ -1,5 +1,5 @@
 """Real-browser fixtures: the app on a free local port, started as `make run` starts it
-(`python -m lnlab.ui.serve`), driven by headless Chromium.
+(`streamlit run app.py`), driven by headless Chromium.
 
 Every wait here is on a signal the app gives (the health endpoint, then the app root's
 connection and script-run state), bounded by a deadline; none is a fixed sleep.
@@ -24,7 +24,7 @@ from playwright.async_api import BrowserContext as AsyncBrowserContext
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench import chromium
+from harness import chromium
 from lnlab import ui
 from lnlab.classroom.store import URL_ENV
 from lnlab.serving.cluster import free_port, healthy
@@ -192,7 +192,7 @@ def launch_options() -> dict:
 
 @dataclass
 class StreamlitServer:
-    """A server of the app (`python -m lnlab.ui.serve`) and where it listens."""
+    """A server of the app (app.py, started as `start_server` says) and where it listens."""
 
     process: subprocess.Popen
     port: int
@@ -226,29 +226,41 @@ class StreamlitServer:
                 self.process.wait(timeout=10)
 
 
+# How the app is started: every way serves app.py's st.App (lnlab.ui.server)
+LAUNCHERS = ("make run", "streamlit run", "uvicorn")
+
+
+def launch_command(how: str, port: int) -> list[str]:
+    """The command that serves the app on `port`: as `make run` does (the venv's streamlit,
+    the port flag), as a Streamlit user types it (`streamlit run app.py`, nothing else but the
+    port), or as an ASGI server serves it (`uvicorn app:app`)."""
+    if how == "make run":
+        return [*STREAMLIT, "--server.address", "127.0.0.1", "--server.port", str(port)]
+    if how == "streamlit run":
+        return [*STREAMLIT, "--server.port", str(port)]
+    if how == "uvicorn":
+        uvicorn = [sys.executable, "-m", "uvicorn", "app:app", "--lifespan", "on"]
+        return [*uvicorn, "--host", "127.0.0.1", "--port", str(port)]
+    raise ValueError(how)
+
+
+STREAMLIT = [sys.executable, "-m", "streamlit", "run", "app.py"]
+
+
 def start_server(
-    log_dir: Path, port: int | None = None, env: dict[str, str] | None = None
+    log_dir: Path,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    how: str = "make run",
 ) -> StreamlitServer:
-    """Start the app on `port` (a free one by default), with `env` added to its environment,
-    and return once its health endpoint answers "ok". The same folder and port again: the
-    same class database (a restart)."""
+    """Start the app on `port` (a free one by default) the way `how` says (LAUNCHERS), with
+    `env` added to its environment, and return once its health endpoint answers "ok". The same
+    folder and port again: the same class database (a restart). No --browser.gatherUsageStats:
+    the project's .streamlit/config.toml turns it off (on, every page would ask
+    data.streamlit.io), and test_offline.py checks that it does."""
     port = port or free_port()
     log_path = log_dir / f"streamlit-{port}.log"
-    command = [  # as `make run` starts it
-        sys.executable,
-        "-m",
-        "lnlab.ui.serve",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-        # No --browser.gatherUsageStats: the project's .streamlit/config.toml turns it off
-        # (on, every page would ask data.streamlit.io), and test_offline.py checks that it does.
-        "--server.fileWatcherType",
-        "none",
-    ]
+    command = launch_command(how, port)
     # the live classes go to a database of this server's own, not the repository's
     env = os.environ | {URL_ENV: f"sqlite:///{log_dir / f'classes-{port}.db'}"} | (env or {})
     with log_path.open("ab") as log:  # a restart adds to it

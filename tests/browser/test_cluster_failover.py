@@ -1,7 +1,7 @@
 """In Chromium, through the local cluster: a student's process is killed mid-lesson; the
 browser reconnects by itself and HAProxy sends it to the other process. Streamlit's browser
 asks for no run on reconnecting: the student's next click on Next runs the whole page there
-(lnlab.ui.failover), which reopens the link: the same example on the same section, no error
+(lnlab.ui.runtime.failover), which reopens the link: the same example on the same section, no error
 box; the click after that moves on. A teacher's process killed with a question asked: the
 class comes back by itself. About 15 s each (two servers start)."""
 
@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, expect
 
 from lnlab.classroom.store import ClassStore
 from lnlab.serving.cluster import Cluster, free_port
-from lnlab.ui.pulse import PATH as PULSE
+from lnlab.ui.server.pulse import PATH as PULSE
 
 from .conftest import (
     assert_no_problems,

@@ -271,7 +271,7 @@ def test_the_lesson_reads_out_on_release_and_has_names(steps: Page):
     )
 
 
-STEP_ROUTE = "/_lnlab/step/"  # lnlab.ui.step_route
+STEP_ROUTE = "/_lnlab/step/"  # lnlab.ui.server.steps
 
 
 def _step_posted(response: Response) -> bool:
@@ -279,7 +279,7 @@ def _step_posted(response: Response) -> bool:
 
 
 def test_steps_reach_python_and_the_link_by_the_route_with_no_run(steps: Page):
-    """Each step reaches Python by the step route (lnlab.ui.step_route), with no script run:
+    """Each step reaches Python by the step route (lnlab.ui.server.steps), with no script run:
     the server sends the link to it, a later run draws it, Back goes to the one before, and
     a reload opens it."""
     page = steps

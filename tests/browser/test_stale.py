@@ -1,5 +1,5 @@
 """A message the page sends before the server's reply arrives keeps what the visitor did
-(lnlab.ui.stale): the replies are held back here, as a slow server or network would."""
+(lnlab.ui.runtime.stale): the replies are held back here, as a slow server or network would."""
 
 from __future__ import annotations
 

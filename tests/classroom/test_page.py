@@ -19,10 +19,16 @@ from lnlab.classroom.asking import live_question
 from lnlab.classroom.links import StudentLink, TeacherLink
 from lnlab.classroom.store import ClassStore, Limits, display_code
 from lnlab.serving.cluster import free_port
-from lnlab.ui import claims
-from lnlab.ui.classroom import STUDENT_KEY, TEACHER_KEY
+from lnlab.ui import claims, state
+from lnlab.ui.classroom.common import ClassSession, TeacherPanel
 
 from .test_asking import QUESTION
+
+
+def _class(at) -> ClassSession:
+    """Who the session of `at` is in a class."""
+    return state.of(ClassSession, at.session_state)
+
 
 PAGE = "pages/class.py"
 PHONE = "a-phone-browser-id-0001"
@@ -47,7 +53,7 @@ def _browser(at, browser: str = PHONE, teacher: TeacherLink | None = None):
     cookies = {claims.BROWSER_COOKIE: browser}
     if teacher is not None:
         cookies[claims.TEACHER_COOKIE] = f"{teacher.code}.{teacher.secret}"
-    at.session_state["_lnlab_cookies"] = cookies
+    state.of(claims.Cookies, at.session_state).written.update(cookies)
     return at
 
 
@@ -60,7 +66,7 @@ def _student(code: str, browser: str = PHONE, **query) -> object:
 def test_start_a_class_shows_the_code_link_and_qr(classes):
     at = page_test(PAGE).run()
     at.button(key="live_start").click().run()
-    teacher = at.session_state[TEACHER_KEY]
+    teacher = _class(at).teacher
     shown = _texts(at)
     assert display_code(teacher.code) in shown
     assert f"/class?join={teacher.code}" in shown
@@ -70,7 +76,7 @@ def test_start_a_class_shows_the_code_link_and_qr(classes):
     unseen = re.sub(r"<script\b.*?</script>", "", shown, flags=re.S)
     assert unseen.count(teacher.secret) == unseen.count(f'teacher={teacher.secret}">Copy') == 1
     assert classes.check_code(teacher.code).students == 0
-    written = at.session_state["_lnlab_cookies"]  # the browser keeps the claim
+    written = state.of(claims.Cookies, at.session_state).written  # the browser keeps the claim
     assert written[claims.TEACHER_COOKIE] == f"{teacher.code}.{teacher.secret}"
 
 
@@ -79,14 +85,15 @@ def test_a_reload_a_new_tab_or_the_page_by_its_address_brings_the_teacher_back(c
     for path in (PAGE, "pages/step_through.py"):  # any page, opened by its address
         at = _browser(page_test(path), "the-teachers-laptop-01", teacher).run()
         assert not at.exception
-        assert at.session_state[TEACHER_KEY] == teacher
+        assert _class(at).teacher == teacher
     at = _browser(page_test(PAGE), "the-teachers-laptop-01", teacher).run()
     assert display_code(teacher.code) in _texts(at)
     classes.end_class(teacher.code, teacher.secret)
     at = _browser(page_test(PAGE), "the-teachers-laptop-01", teacher).run()
-    assert TEACHER_KEY not in at.session_state
+    assert _class(at).teacher is None
     assert "its teacher ended it" in at.info[0].value
-    assert at.session_state["_lnlab_cookies"][claims.TEACHER_COOKIE] is None  # claim dropped
+    written = state.of(claims.Cookies, at.session_state).written
+    assert written[claims.TEACHER_COOKIE] is None  # claim dropped
 
 
 @pytest.mark.parametrize(
@@ -104,7 +111,7 @@ def test_joining_with_a_bad_code_says_why(classes, typed, message):
     at.button(key="live_join").click().run()
     assert not at.exception
     assert message.lower() in at.error[0].value.replace("\\", "").lower()
-    assert STUDENT_KEY not in at.session_state
+    assert _class(at).student is None
 
 
 def test_a_long_nickname_is_refused_and_the_teacher_link_opens_the_class(classes):
@@ -113,9 +120,9 @@ def test_a_long_nickname_is_refused_and_the_teacher_link_opens_the_class(classes
     at.text_input(key="live_nickname").input("x" * 21)
     at.button(key="live_join").click().run()
     assert "at most 20 characters" in at.error[0].value
-    assert STUDENT_KEY not in at.session_state
+    assert _class(at).student is None
     at = page_test(PAGE, {"class": teacher.code, "teacher": teacher.secret}).run()
-    assert at.session_state[TEACHER_KEY] == teacher
+    assert _class(at).teacher == teacher
     assert "teacher" not in at.query_params  # the secret leaves the address bar
 
 
@@ -127,7 +134,7 @@ def test_an_ended_class_and_a_bad_link_get_a_notice(classes):
     assert not at.exception and "does not work" in at.warning[0].value
     at = page_test(PAGE, {"class": ended.code, "teacher": "not-the-secret-at-all"}).run()
     assert not at.exception and "has ended" in at.warning[0].value
-    assert TEACHER_KEY not in at.session_state
+    assert _class(at).teacher is None
 
 
 def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classes):
@@ -137,7 +144,7 @@ def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classe
     assert student.text_input(key="live_code").value == display_code(teacher.code)
     student.text_input(key="live_nickname").input("<b>Ada</b>")
     student.button(key="live_join").click().run()
-    me = student.session_state[STUDENT_KEY]
+    me = _class(student).student
     assert dict(student.query_params) == {"join": me.code}  # no student id in the link
     assert "Waiting for the teacher" in _texts(student)
 
@@ -161,19 +168,19 @@ def test_students_answer_the_teacher_reveals_and_a_reload_keeps_the_score(classe
     assert student.metric[0].value == "1 / 1"
 
     again = _student(teacher.code)  # a reload: a new session of the same browser
-    assert again.session_state[STUDENT_KEY] == StudentLink(teacher.code, me.me)
+    assert _class(again).student == StudentLink(teacher.code, me.me)
     assert again.metric[0].value == "1 / 1"
     again.button(key="live_leave").click().run()  # asks first
     again.button(key="live_leave_confirm").click().run()
-    assert STUDENT_KEY not in again.session_state and "join" not in again.query_params
+    assert _class(again).student is None and "join" not in again.query_params
     again.text_input(key="live_code").input(teacher.code)
     again.button(key="live_join").click().run()  # the same phone rejoining: the same student
-    assert again.session_state[STUDENT_KEY] == StudentLink(teacher.code, me.me)
+    assert _class(again).student == StudentLink(teacher.code, me.me)
     assert again.metric[0].value == "1 / 1"
     assert classes.check_code(teacher.code).students == 1
 
     other = _student(teacher.code, "another-phone-browser-02")  # the same link, another phone
-    assert STUDENT_KEY not in other.session_state  # joins as someone new, if they press Join
+    assert _class(other).student is None  # joins as someone new, if they press Join
 
 
 def test_a_made_up_or_someone_elses_student_id_gets_a_message(classes):
@@ -182,7 +189,7 @@ def test_a_made_up_or_someone_elses_student_id_gets_a_message(classes):
     for me in ("made-up-student-id", theirs):
         at = _student(teacher.code, me=me)
         assert "not this device's" in at.warning[0].value
-        assert STUDENT_KEY not in at.session_state
+        assert _class(at).student is None
         assert "me" not in at.query_params
     assert classes.check_code(teacher.code).students == 1  # nobody joined silently
 
@@ -217,7 +224,7 @@ def test_the_teacher_page_counts_reveals_and_downloads(classes, monkeypatch):
     files = record_downloads(monkeypatch)
     teacher = _teacher(classes)
     at = page_test(PAGE)
-    at.session_state[TEACHER_KEY] = teacher
+    _class(at).teacher = teacher
     at.run()
     assert "No question asked yet" in _texts(at)
     live = live_question(QUESTION, "step_through")
@@ -248,9 +255,9 @@ def test_end_class_asks_first_and_ends_it_for_everyone(classes):
     assert classes.check_code(teacher.code)  # nothing ended before the confirmation
     at.button(key="live_end_confirm").click().run()
     assert not at.exception
-    assert TEACHER_KEY not in at.session_state
+    assert _class(at).teacher is None
     assert f"Class {display_code(teacher.code)} has ended" in at.success[0].value
-    assert at.session_state["_lnlab_cookies"][claims.TEACHER_COOKIE] is None
+    assert state.of(claims.Cookies, at.session_state).written[claims.TEACHER_COOKIE] is None
     student = _student(teacher.code)
     assert "its teacher ended it" in student.warning[0].value
 
@@ -258,8 +265,9 @@ def test_end_class_asks_first_and_ends_it_for_everyone(classes):
 def test_ask_answer_reveal_on_a_lesson_slide(classes):
     teacher = _teacher(classes)
     at = page_test("pages/step_through.py", {"present": "1"}, timeout=120)
-    at.session_state[TEACHER_KEY] = teacher
-    at.session_state["_live_first_question"] = True  # as the Class page's lesson buttons do
+    _class(at).teacher = teacher
+    # as the Class page's lesson buttons do
+    state.of(TeacherPanel, at.session_state).first_question = True
     at.run()
     assert display_code(teacher.code) in _texts(at)  # the join line on every slide
     asks = [b for b in at.button if b.key and b.key.startswith("live_ask_")]
@@ -293,24 +301,24 @@ def test_a_class_ended_on_another_device_leaves_this_ones_slide(classes):
     teacher = _teacher(classes)
     at = page_test("pages/step_through.py", {"present": "1"}, timeout=120)
     at = _browser(at, "the-teachers-laptop-01", teacher)  # the claim: this browser teaches
-    at.session_state["_live_first_question"] = True
+    state.of(TeacherPanel, at.session_state).first_question = True
     at.run()
     next(b for b in at.button if b.key and b.key.startswith("live_ask_")).click().run()
     assert "lnlab-live-prompt" in _texts(at)  # the question on the projector
     classes.end_class(teacher.code, teacher.secret)  # End class, on the teacher's phone
     at.run()  # what the page's watcher runs once the class's pulse says it closed
     assert not at.exception
-    assert TEACHER_KEY not in at.session_state
+    assert _class(at).teacher is None
     assert 'class="lnlab-live-prompt"' not in _texts(at)  # the slide, without the class
     assert not [b for b in at.button if b.key and b.key.startswith("live_ask_")]
     assert at.toast[0].value == f"Class {display_code(teacher.code)} has ended."
-    assert at.session_state["_lnlab_cookies"][claims.TEACHER_COOKIE] is None
+    assert state.of(claims.Cookies, at.session_state).written[claims.TEACHER_COOKIE] is None
 
 
 def test_start_a_class_from_presenter_mode(classes):
     at = page_test("pages/padding.py", {"present": "1"}, timeout=120).run()
     at.button(key="live_start_present").click().run()
-    teacher = at.session_state[TEACHER_KEY]
+    teacher = _class(at).teacher
     assert classes.check_code(teacher.code).code == teacher.code
     assert display_code(teacher.code) in _texts(at)  # the join line, and the dialog's card
     assert at.button(key="live_show_join").label == "Show how to join"
@@ -326,7 +334,7 @@ def test_a_limit_reached_gets_a_message_not_a_traceback(classes, monkeypatch, tm
         at.button(key="live_start").click().run()
         assert not at.exception
         assert "already runs 1 classes, its limit" in at.error[0].value
-        assert TEACHER_KEY not in at.session_state
+        assert _class(at).teacher is None
     finally:
         limited.close()
 
@@ -373,10 +381,10 @@ def test_start_end_start_from_one_browser_meets_the_per_address_limit(limited):
     at = _browser(page_test(PAGE), "one-script-browser-01").run()
     for _ in range(3):
         at.button(key="live_start").click().run()
-        assert TEACHER_KEY in at.session_state
+        assert _class(at).teacher is not None
         at.button(key="live_end").click().run()
         at.button(key="live_end_confirm").click().run()
-        assert TEACHER_KEY not in at.session_state
+        assert _class(at).teacher is None
     at.button(key="live_start").click().run()
     assert not at.exception
     assert "3 classes were started from your network in the last hour" in at.error[0].value
@@ -390,7 +398,7 @@ def test_one_browser_joining_again_and_again_is_one_student(limited):
         at.text_input(key="live_code").input(new.code)
         at.text_input(key="live_nickname").input(f"fake {k}")
         at.button(key="live_join").click().run()
-        del at.session_state[STUDENT_KEY]  # as if it left and came back with another name
+        _class(at).student = None  # as if it left and came back with another name
         at.run()
     assert not at.exception and not at.error
     assert limited.check_code(new.code).students == 1

@@ -1,4 +1,4 @@
-"""The home page and the navigation, through app.py as a visitor meets them."""
+"""The home page and the navigation, through home.py as a visitor meets them."""
 
 from pathlib import Path
 
@@ -11,7 +11,7 @@ from lnlab.ui.style import PRESENTER_CSS
 
 
 def home() -> AppTest:
-    return AppTest.from_file(ROOT / "app.py", default_timeout=60).run()
+    return AppTest.from_file(ROOT / "home.py", default_timeout=60).run()
 
 
 def test_home_loads_with_steps_and_links():
@@ -34,17 +34,17 @@ def test_device_badge_names_what_torch_would_use():
 
 
 def test_every_page_opens():
-    """AppTest runs a switched-to page without app.py; the browser tests cover the router."""
+    """AppTest runs a switched-to page without home.py; the browser tests cover the router."""
     at = home()
     for page in PAGES:
         at.switch_page(page.path).run()
         assert not at.exception, page.path
-    at.switch_page("app.py").run()
+    at.switch_page("home.py").run()
     assert at.title[0].value == "Layer Normalization, step by step"
 
 
 def test_presenter_mode_from_the_url_and_back():
-    at = AppTest.from_file(ROOT / "app.py", default_timeout=60)
+    at = AppTest.from_file(ROOT / "home.py", default_timeout=60)
     at.query_params["present"] = "1"
     at.run()
     assert at.session_state["present"] is True

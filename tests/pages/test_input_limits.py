@@ -13,7 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 from lnlab.core.parse import MAX_CHARS
 from lnlab.serving.pace import BURST, RATE
-from lnlab.ui import inputs, links, rerun
+from lnlab.ui import inputs
+from lnlab.ui.runtime import links as runtime_links
+from lnlab.ui.runtime import turns
 
 
 def _errors(at) -> str:
@@ -64,8 +66,8 @@ def test_grid_edits_of_a_size_the_grid_takes_pass():
 
 def test_streamlit_marks_the_links_it_drops(monkeypatch):
     monkeypatch.setattr(app_session, "sanitize_query_string", app_session.sanitize_query_string)
-    links.mark_dropped_links()
-    links.mark_dropped_links()  # a second call changes nothing
+    runtime_links.mark_dropped_links()
+    runtime_links.mark_dropped_links()  # a second call changes nothing
     mark = app_session.sanitize_query_string
     assert mark("a=1&b=2") == "a=1&b=2" and mark("") == ""
     assert mark("&".join(f"p{i}=1" for i in range(1200))) == "dropped=8489%2C1200"
@@ -85,8 +87,8 @@ def test_a_session_running_the_page_too_fast_waits_before_the_page(monkeypatch):
     """With the clock stopped, the bucket's BURST runs go at once and each further run waits
     a tenth of a second more (lnlab.serving.pace); the page itself is drawn as always."""
     waits: list[float] = []
-    monkeypatch.setattr(rerun, "time", SimpleNamespace(monotonic=lambda: 0.0, sleep=waits.append))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    monkeypatch.setattr(turns, "time", SimpleNamespace(monotonic=lambda: 0.0, sleep=waits.append))
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=60)
     for _ in range(int(BURST) + 2):
         at.run()
     assert not at.exception and at.title

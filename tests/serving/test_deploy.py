@@ -30,7 +30,7 @@ DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 HAPROXY = os.environ.get("LNLAB_HAPROXY", "/usr/sbin/haproxy")
 KUBERNETES_VERSION = "1.34.0"
-SERVE = ["python", "-m", "lnlab.ui.serve"]
+SERVE = ["python", "-m", "streamlit", "run", "app.py"]
 HEALTH = "/_stcore/health"
 
 
@@ -210,7 +210,7 @@ def test_kubernetes_validation_catches_a_misspelt_field():
 def test_deployment_runs_the_server_with_probes_and_resources():
     objects = _k8s_objects()
     container = objects["Deployment/lnlab"]["spec"]["template"]["spec"]["containers"][0]
-    assert container["command"][:3] == SERVE
+    assert container["command"][:5] == SERVE
     port = container["ports"][0]["containerPort"]
     assert f"--server.port={port}" in container["command"]
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
@@ -330,7 +330,7 @@ def test_dockerfile_runs_the_server_on_cpu_torch_by_default():
     assert args["BASE_IMAGE"] == "python:3.11-slim-bookworm"
     assert args["WHEELS"] == "scratch"  # nothing but pip's indexes unless a wheelhouse is given
     cmd = json.loads(next(arg for kind, arg in instructions if kind == "CMD"))
-    assert cmd[:3] == SERVE and "0.0.0.0" in cmd
+    assert cmd[:5] == SERVE and "0.0.0.0" in cmd
     assert any(kind == "HEALTHCHECK" and HEALTH in arg for kind, arg in instructions)
     assert ("EXPOSE", "8501") in instructions
     assert any(kind == "USER" and arg != "root" for kind, arg in instructions)

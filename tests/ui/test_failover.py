@@ -1,11 +1,11 @@
-"""lnlab.ui.failover on a stand-in session: which rerun requests become whole-page runs."""
+"""lnlab.ui.runtime.failover on a stand-in session: which rerun requests become whole-page runs."""
 
 from __future__ import annotations
 
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime.app_session import AppSession
 
-from lnlab.ui import failover
+from lnlab.ui.runtime import failover
 
 
 class FakeSession:

@@ -9,12 +9,24 @@ from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import pytest
+import streamlit as st
 from helpers import run_coroutine
 
 from lnlab.classroom.store import CLOSED, Pulse, StoreDown
-from lnlab.ui import pulse
+from lnlab.ui import pulse, state
+from lnlab.ui.server import pulse as pulse_route
 
 ASKED = Pulse("q1", False, 3, 30, True)
+
+
+@pytest.fixture
+def fake_st(monkeypatch):
+    """pulse's Streamlit, its fragments plain calls; a session whose browser has said nothing
+    of pulses yet."""
+    monkeypatch.setattr(pulse, "st", SimpleNamespace(fragment=lambda fn: fn))
+    st.session_state.pop(state.key(pulse.Pulses), None)
+    yield
+    st.session_state.pop(state.key(pulse.Pulses), None)
 
 
 class Reads:
@@ -32,45 +44,45 @@ class Reads:
 
 
 def test_only_pulse_paths_are_answered() -> None:
-    pulses = pulse.Pulses(Reads())
+    pulses = pulse_route.Pulses(Reads())
     for other in ("/", "/class", "/_stcore/health", "/_lnlab/pulse/", "/_lnlab/pulse/a/b"):
-        assert pulse.answer(pulses, other) is None
-    assert pulse.answer(pulses, "/_lnlab/pulse/abc-def-ghj") == (0, {"code": "ABCDEFGHJ"})
-    assert pulse.answer(pulses, "/course/_lnlab/pulse/ABCDEFGHJ")[0] == 0  # under a base path
+        assert pulse_route.answer(pulses, other) is None
+    assert pulse_route.answer(pulses, "/_lnlab/pulse/abc-def-ghj") == (0, {"code": "ABCDEFGHJ"})
+    assert pulse_route.answer(pulses, "/course/_lnlab/pulse/ABCDEFGHJ")[0] == 0  # under a base path
 
 
 def test_a_malformed_code_is_refused_with_a_reason() -> None:
-    status, body = pulse.answer(pulse.Pulses(Reads()), "/_lnlab/pulse/no!")
+    status, body = pulse_route.answer(pulse_route.Pulses(Reads()), "/_lnlab/pulse/no!")
     assert status == 404
     assert "has no" in body["error"]
 
 
 def test_one_read_answers_a_whole_class_for_a_moment(monkeypatch) -> None:
     reads = Reads()
-    pulses = pulse.Pulses(reads)
+    pulses = pulse_route.Pulses(reads)
     clock = [100.0]
-    monkeypatch.setattr(pulse.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(pulse_route.time, "monotonic", lambda: clock[0])
     for _ in range(30):  # 30 devices at once
-        assert pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ") == (200, vars(ASKED))
+        assert pulse_route.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ") == (200, vars(ASKED))
     assert reads.codes == ["ABCDEFGHJ"]
-    clock[0] += pulse.CACHE_S
-    pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
+    clock[0] += pulse_route.CACHE_S
+    pulse_route.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
     assert len(reads.codes) == 2
 
 
 def test_the_cache_stays_bounded() -> None:
-    pulses = pulse.Pulses(Reads(CLOSED))
+    pulses = pulse_route.Pulses(Reads(CLOSED))
     codes = [f"{n:09d}".translate(str.maketrans("0123456789", "23456789AB")) for n in range(1100)]
     for code in codes:
         pulses.read(code)
-    assert len(pulses._kept) <= pulse.CACHE_CLASSES
+    assert len(pulses._kept) <= pulse_route.CACHE_CLASSES
 
 
 def test_a_database_that_is_down_gets_503_and_is_asked_again_only_after_a_moment() -> None:
     reads = Reads(StoreDown("the class's database is not answering"))
-    pulses = pulse.Pulses(reads)
+    pulses = pulse_route.Pulses(reads)
     for _ in range(30):
-        status, body = pulse.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
+        status, body = pulse_route.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
         assert status == 503
         assert "not answering" in body["error"]
     assert len(reads.codes) == 1
@@ -85,7 +97,7 @@ def test_devices_asking_at_once_share_one_read() -> None:
             return super().__call__(code)
 
     reads = Slow()
-    pulses = pulse.Pulses(reads)
+    pulses = pulse_route.Pulses(reads)
     with ThreadPoolExecutor(8) as pool:
         answers = [pool.submit(pulses.read, "ABCDEFGHJ") for _ in range(8)]
         release.set()
@@ -97,20 +109,20 @@ def test_a_pulse_is_only_read_and_waiting_reads_are_bounded() -> None:
     async def app(scope, receive, send) -> None:
         raise AssertionError("passed on")
 
-    route = pulse.PulseRoute(app, pulse.Pulses(Reads()))
+    route = pulse_route.PulseRoute(app, pulse_route.Pulses(Reads()))
     start, body = _request(route, "/_lnlab/pulse/ABCDEFGHJ", method="POST")
     assert start["status"] == 405
-    route.reading = pulse.READERS  # as many requests as allowed wait on the database
+    route.reading = pulse_route.READERS  # as many requests as allowed wait on the database
     start, body = _request(route, "/_lnlab/pulse/ABCDEFGHJ")
     assert start["status"] == 503 and b"busy" in body["body"]
 
 
-def test_a_following_view_that_fails_before_it_watches_goes_back_to_its_timer(monkeypatch):
+def test_a_following_view_that_fails_before_it_watches_goes_back_to_its_timer(monkeypatch, fake_st):
     timers: list[tuple[str, float]] = []
-    fake = SimpleNamespace(session_state={}, fragment=lambda fn: fn)
-    monkeypatch.setattr(pulse, "st", fake)
-    monkeypatch.setattr(pulse, "_fragment_id", lambda: "frag-1")
-    monkeypatch.setattr(pulse, "_timer", lambda fragment, every: timers.append((fragment, every)))
+    monkeypatch.setattr(pulse.sessions, "fragment_id", lambda: "frag-1")
+    monkeypatch.setattr(
+        pulse.sessions, "set_timer", lambda fragment, every: timers.append((fragment, every))
+    )
 
     @pulse.following(1.5)
     def view(fail: bool) -> None:
@@ -124,15 +136,15 @@ def test_a_following_view_that_fails_before_it_watches_goes_back_to_its_timer(mo
     assert timers == [("frag-1", 1.5)]
 
 
-def test_a_view_keeps_an_hours_timer_while_its_browser_reads_pulses(monkeypatch):
+def test_a_view_keeps_an_hours_timer_while_its_browser_reads_pulses(monkeypatch, fake_st):
     """Streamlit's browser asks a new process for a run when it reconnects only where a timer
     runs (or the last run was a fragment's): a view whose browser reads pulses keeps a timer of
     an hour, not none; one whose browser has not said so yet keeps its own."""
     timers: list[tuple[str, float]] = []
-    fake = SimpleNamespace(session_state={}, fragment=lambda fn: fn)
-    monkeypatch.setattr(pulse, "st", fake)
-    monkeypatch.setattr(pulse, "_fragment_id", lambda: "frag-1")
-    monkeypatch.setattr(pulse, "_timer", lambda fragment, every: timers.append((fragment, every)))
+    monkeypatch.setattr(pulse.sessions, "fragment_id", lambda: "frag-1")
+    monkeypatch.setattr(
+        pulse.sessions, "set_timer", lambda fragment, every: timers.append((fragment, every))
+    )
     monkeypatch.setattr(pulse, "_component", lambda **kwargs: None)
 
     @pulse.following(1.5)
@@ -141,12 +153,12 @@ def test_a_view_keeps_an_hours_timer_while_its_browser_reads_pulses(monkeypatch)
 
     view()
     assert timers == [("frag-1", 1.5)]
-    fake.session_state[pulse._WORKS] = True  # the browser said it reads pulses
+    state.of(pulse.Pulses).works = True  # the browser said it reads pulses
     view()
     assert timers == [("frag-1", 1.5), ("frag-1", pulse.FOLLOWING_TIMER_S)]
 
 
-def _request(route: pulse.PulseRoute, path: str, method: str = "GET") -> list[dict]:
+def _request(route: pulse_route.PulseRoute, path: str, method: str = "GET") -> list[dict]:
     sent: list[dict] = []
 
     async def receive() -> dict:
@@ -165,7 +177,7 @@ def test_the_route_answers_json_that_no_one_caches() -> None:
     async def app(scope, receive, send) -> None:
         passed.append(scope["path"])
 
-    route = pulse.PulseRoute(app, pulse.Pulses(Reads()))
+    route = pulse_route.PulseRoute(app, pulse_route.Pulses(Reads()))
     start, body = _request(route, "/_lnlab/pulse/ABCDEFGHJ")
     headers = dict(start["headers"])
     assert start["status"] == 200

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 import streamlit as st
 
-from lnlab.ui import rerun
+from lnlab.ui import rerun, state
+from lnlab.ui.runtime import turns
 
 
 @pytest.fixture
@@ -15,12 +16,12 @@ def reruns(monkeypatch):
     """Runs as a fragment alone on page "p"; the whole-page reruns asked for are counted."""
     asked = []
     ctx = SimpleNamespace(fragment_ids_this_run=["pulse"], page_script_hash="p")
-    monkeypatch.setattr(rerun, "get_script_run_ctx", lambda: ctx)
+    monkeypatch.setattr(rerun.sessions, "_ctx", lambda: ctx)
     monkeypatch.setattr(rerun.st, "rerun", lambda scope: asked.append(scope))
-    for key in ("slide", rerun._DRAWN):
+    for key in ("slide", state.key(rerun.Reruns)):
         st.session_state.pop(key, None)
     yield SimpleNamespace(asked=asked, ctx=ctx)
-    for key in ("slide", rerun._DRAWN):
+    for key in ("slide", state.key(rerun.Reruns)):
         st.session_state.pop(key, None)
 
 
@@ -56,17 +57,18 @@ def _takes_turns() -> None:  # an AppTest script: the turns a run holds, noted a
     import streamlit as st
 
     from lnlab.ui import rerun
+    from lnlab.ui.runtime import turns
 
     rerun.pace()
-    st.session_state.noted = [rerun.SHARE.holding()]
-    with rerun.turn_aside():
-        st.session_state.noted.append(rerun.SHARE.holding())
-    st.session_state.noted.append(rerun.SHARE.holding())
+    st.session_state.noted = [turns.SHARE.holding()]
+    with turns.turn_aside():
+        st.session_state.noted.append(turns.SHARE.holding())
+    st.session_state.noted.append(turns.SHARE.holding())
     try:
-        with rerun.turn_aside():
+        with turns.turn_aside():
             raise LookupError("heavy work refused")  # the page shows it and goes on
     except LookupError:
-        st.session_state.noted.append(rerun.SHARE.holding())
+        st.session_state.noted.append(turns.SHARE.holding())
     if st.session_state.get("fail"):
         raise ValueError("a page's error")
 
@@ -84,23 +86,24 @@ def test_a_run_takes_a_turn_gives_it_aside_and_back_at_its_end(monkeypatch):
     at = AppTest.from_function(_takes_turns)
     at.run()
     assert at.session_state.noted == [False] * 4  # not installed: no turns (AppTest)
-    rerun.install()
+    turns.install()
     wrapped = script_runner.exec_func_with_error_handling
-    rerun.install()
+    turns.install()
     assert script_runner.exec_func_with_error_handling is wrapped  # once only
     paced = []
-    take = rerun.Pace.take
-    monkeypatch.setattr(rerun.Pace, "take", lambda self, now: paced.append(now) or take(self, now))
+    take = turns.Pace.take
+    monkeypatch.setattr(turns.Pace, "take", lambda self, now: paced.append(now) or take(self, now))
     at.run()
     assert len(paced) == 1  # by install's wrapper; the page's pace() leaves it to that
     assert not at.exception
     assert at.session_state.noted == [True, False, True, True]
-    assert (rerun.SHARE.held(), rerun.SHARE.waiting()) == (0, 0)  # given back at the run's end
-    assert min(rerun.SHARE.usage(*at.session_state[rerun._OWNER])) > 0  # charged
+    assert (turns.SHARE.held(), turns.SHARE.waiting()) == (0, 0)  # given back at the run's end
+    owner = state.of(turns.Turns, at.session_state).owner
+    assert owner is not None and min(turns.SHARE.usage(*owner)) > 0  # charged
     at.session_state["fail"] = True
     at.run()
     assert at.exception
-    assert rerun.SHARE.held() == 0
+    assert turns.SHARE.held() == 0
 
 
 @pytest.fixture
@@ -110,19 +113,18 @@ def wrapped(monkeypatch):
     from streamlit.runtime.scriptrunner import script_runner
 
     monkeypatch.setattr(script_runner, "exec_func_with_error_handling", lambda func, ctx: func())
-    rerun.install()
+    turns.install()
     taken = []
     monkeypatch.setattr(
-        rerun.SHARE, "take", lambda *owner, later_s, arrived: taken.append((later_s, arrived))
+        turns.SHARE, "take", lambda *owner, later_s, arrived: taken.append((later_s, arrived))
     )
-    monkeypatch.setattr(rerun.SHARE, "give_back", lambda: None)
-    keys = (rerun._OWNER, rerun._PACE, rerun._REDRAWS)
-    st.session_state[rerun._OWNER] = ("session", "address")
-    rerun._GOES_ON.kept = None
+    monkeypatch.setattr(turns.SHARE, "give_back", lambda: None)
+    st.session_state.pop(state.key(turns.Turns), None)
+    state.of(turns.Turns).owner = ("session", "address")
+    turns._GOES_ON.kept = None
     yield SimpleNamespace(run=script_runner.exec_func_with_error_handling, taken=taken)
-    rerun._GOES_ON.kept = None
-    for key in keys:
-        st.session_state.pop(key, None)
+    turns._GOES_ON.kept = None
+    st.session_state.pop(state.key(turns.Turns), None)
 
 
 def _asked_by(fired: str | None = None, timer: bool = False):
@@ -153,7 +155,7 @@ def test_a_class_redraw_asked_for_by_its_timer_or_pulse_goes_behind_visitors_cli
     a class's pulse, is placed REDRAW_LATER_S later; a click in them (Reveal, an answer), a
     whole-page run or one with another fragment is not. (AppTest cannot run a fragment alone:
     the wrapper is called as Streamlit calls it.)"""
-    rerun.redraws_a_class("follower")
+    turns.redraws_a_class("follower")
     pulse = "$$ID-2-lnlab_pulse_student__events"
     for ids, func in (
         (None, _asked_by(timer=True)),
@@ -167,17 +169,17 @@ def test_a_class_redraw_asked_for_by_its_timer_or_pulse_goes_behind_visitors_cli
     ):
         wrapped.run(func, SimpleNamespace(fragment_ids_this_run=ids))
     later = [later_s for later_s, _ in wrapped.taken]
-    assert later == [0.0, rerun.REDRAW_LATER_S, rerun.REDRAW_LATER_S, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert later == [0.0, turns.REDRAW_LATER_S, turns.REDRAW_LATER_S, 0.0, 0.0, 0.0, 0.0, 0.0]
 
 
 def test_a_run_that_ends_for_a_rerun_keeps_its_place_in_line_a_few_times(wrapped):
     from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
     ctx = SimpleNamespace(fragment_ids_this_run=None)
-    for _ in range(rerun.KEEP_PLACE_RERUNS + 2):
+    for _ in range(turns.KEEP_PLACE_RERUNS + 2):
         wrapped.run(lambda: (None, True, RerunData(), False, None), ctx)
     arrived = [at for _, at in wrapped.taken]
-    kept = rerun.KEEP_PLACE_RERUNS
+    kept = turns.KEEP_PLACE_RERUNS
     assert arrived[: kept + 1] == [arrived[0]] * (kept + 1)  # the first run's place
     assert arrived[kept + 1] > arrived[0]  # then a place of its own
     wrapped.run(lambda: (None, True, None, False, None), ctx)  # a run that ended

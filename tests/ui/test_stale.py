@@ -1,10 +1,10 @@
-"""lnlab.ui.stale: which values a page sends are echoes of what it showed before the server's
-change. The whole path, with a page's replies held back, is tests/browser/test_stale.py."""
+"""lnlab.ui.runtime.stale: which values a page sends are echoes of what it showed before the
+server's change. The whole path, with a page's replies held back, is tests/browser/test_stale.py."""
 
 import pytest
 from streamlit.runtime.state.session_state import SessionState
 
-from lnlab.ui import stale
+from lnlab.ui.runtime import stale
 
 CUSTOM, PRESET = "custom", "token-2468"
 

@@ -1,4 +1,4 @@
-"""lnlab.ui.step_route: a step the browser posts, checked and kept for the session's next run,
+"""lnlab.ui.server.steps: a step the browser posts, checked and kept for the session's next run,
 without a script run (the page's side: tests/labs/step_through/test_page.py; the browser's:
 tests/browser/test_live_steps.py)."""
 
@@ -13,9 +13,9 @@ import pytest
 
 from lnlab.labs.padding import links as padding_links
 from lnlab.labs.step_through.state import link_fields
-from lnlab.ui import step_route
 from lnlab.ui.links import NOT_STATE
-from lnlab.ui.stale import address
+from lnlab.ui.runtime.stale import address
+from lnlab.ui.server import steps as step_route
 
 FIELDS = link_fields({})
 LINK = {"v": "1", "x": "2,4,6,8", "tok": "1", "eps": "1e-05", "step": "1", "all": "0", "q": "0"}

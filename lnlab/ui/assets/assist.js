@@ -1,4 +1,4 @@
-// lnlab's assist script: put into every page's HTML by the launcher (lnlab.ui.shell), before
+// lnlab's assist script: put into every page's HTML by the app's server (lnlab.ui.server.shell), before
 // Streamlit's own code. It reads what the app draws for it (lnlab.ui.assist) and does, for
 // keyboards and screen readers, what Streamlit does not (WCAG 2.2):
 // - presenter mode's CSS from the first paint when the address says present=1 (no layout

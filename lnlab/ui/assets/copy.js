@@ -1,6 +1,6 @@
 // The Class page's "Copy the teacher link" (lnlab.ui.classroom.teacher_link_copy): copies the
 // link its button carries, never shows it, and says in the status line what happened. A file
-// the launcher serves (lnlab.ui.shell), not an inline script, for the content security policy.
+// the app serves (lnlab.ui.server.shell), not an inline script, for the content security policy.
 (() => {
   const button = document.getElementById('lnlab-copy-teacher');
   const status = document.getElementById('lnlab-copy-status');

@@ -27,6 +27,8 @@ from streamlit.testing.v1 import AppTest
 
 from lnlab.labs.gpu import benchmark
 from lnlab.serving import heavy_work, worker
+from lnlab.ui import state
+from lnlab.ui.claims import Cookies
 
 PAGE = str(ROOT / "pages" / "gpu.py")
 HELLO_MEANS = [0.25, 0.1, 0.25, 0.2, 0.225, 0.2]  # by hand, row by row
@@ -220,7 +222,7 @@ def test_an_over_cap_size_shows_an_error_and_disables_the_run():
 def _small_run_ready(visitor: str) -> AppTest:
     """The page on the benchmark's slide with tiny sizes, its session named `visitor` in line."""
     at = _on_cpu()
-    at.session_state["_lnlab_browser"] = visitor  # claims.browser_id's key
+    state.of(Cookies, at.session_state).browser = visitor  # claims.browser_id's
     at.selectbox(key="gpu_slide").select(3).run()
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()

@@ -21,7 +21,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
 from lnlab.teach.presets import token_preset
-from lnlab.ui import step_route
+from lnlab.ui import state
+from lnlab.ui.server import steps as step_route
 
 PAGE = str(ROOT / "pages" / "step_through.py")
 STD = math.sqrt(5.00001)
@@ -105,11 +106,12 @@ def test_next_and_previous_walk_through_the_steps(at):
 
 
 def test_a_step_posted_by_the_route_shows_on_the_next_run_and_its_link_stays(at, monkeypatch):
-    """The browser's Next by lnlab.ui.step_route: no run until the next, which applies it
+    """The browser's Next by lnlab.ui.server.steps: no run until the next, which applies it
     before drawing; the link it sent is one the page had, so nothing is opened again."""
     told = []
     monkeypatch.setattr(step_route.STEPS, "_tell", lambda _s, _page, query: told.append(query) or 1)
-    token = at.session_state[step_route.TOKEN]
+    route = state.of(step_route.LessonRoute, at.session_state)
+    token = route.token
     assert step_route.STEPS.post(token, b'{"rev": 1, "step": 2}') == (
         200,
         {"rev": 1, "query": told[0]},
@@ -122,9 +124,9 @@ def test_a_step_posted_by_the_route_shows_on_the_next_run_and_its_link_stays(at,
     assert step_titles(at) == ["3. Standard deviation with epsilon"]
     assert at.query_params["gamma"] == "2" and at.query_params["step"] == "3"
     # a newer revision came as the component's state: an older step posted is not applied
-    at.session_state[step_route.REV] = 5
+    route.rev = 5
     assert step_route.STEPS.post(token, b'{"rev": 6, "step": 0}')[0] == 200
-    at.session_state[step_route.REV] = 7
+    route.rev = 7
     at.run()
     assert step_titles(at) == ["3. Standard deviation with epsilon"]
     assert not at.exception
@@ -132,7 +134,7 @@ def test_a_step_posted_by_the_route_shows_on_the_next_run_and_its_link_stays(at,
 
 def test_with_predictions_on_steps_come_as_state_not_by_the_route(at):
     at.toggle(key="st_quiz").set_value(True).run()  # Python draws the lesson: its questions
-    token = at.session_state[step_route.TOKEN]
+    token = state.of(step_route.LessonRoute, at.session_state).token
     assert step_route.STEPS.post(token, b'{"rev": 1, "step": 2}')[0] == 404
 
 

@@ -17,8 +17,8 @@ from lnlab.labs.training.worker import LAB
 from lnlab.teach.markdown import plain
 from lnlab.teach.misconceptions import MISCONCEPTIONS
 from lnlab.teach.quiz import RIGHT, Question, diagnose, options
-from lnlab.ui import claims, line
-from lnlab.ui.classroom import TEACHER_KEY
+from lnlab.ui import claims, line, state
+from lnlab.ui.classroom import ClassSession
 
 PAGE = "pages/training.py"
 TINY_LINK = {"var": "pre,bn", "layers": "1", "steps": "20", "seed": "7"}
@@ -165,7 +165,7 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
 
     # the teacher of a live class asks the slide's question; the result waits for Reveal
     new = store.default_store().open_class()
-    at.session_state[TEACHER_KEY] = TeacherLink(new.code, new.teacher_secret)
+    state.of(ClassSession, at.session_state).teacher = TeacherLink(new.code, new.teacher_secret)
     at.run()
     question = lesson.sections[6].question
     at.button(key=f"live_ask_{question.qid}").click().run()

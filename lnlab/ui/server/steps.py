@@ -4,8 +4,8 @@ The browser's lesson (lnlab.ui.live) sent every change back as its component's s
 run per Next once the user paused, which cost the server more than the one-button app's whole
 click (bench.live: 5.8 ms of CPU per step against 4.4). A step changes no number, only which
 section shows and so the link. The browser now posts it to POST .../_lnlab/step/<token>
-(`{"rev": n, "step": k}`), which the launcher answers here, on the event loop, with no script
-run (`StepRoute`):
+(`{"rev": n, "step": k}`), which the app's server answers here, on the event loop, with no script
+run (`StepRoute`, one of the app's middleware, lnlab.ui.server):
 
 - the token is the session's lane (`offer`, at the end of each run that drew the browser's
   lesson: its page, the sections the browser draws, the link as that run wrote it);
@@ -15,7 +15,7 @@ run (`StepRoute`):
   run's link (a page_info_changed message), so the link stays Python's.
 
 Anything else the browser changes (an input, every section shown, a section Python draws), and
-every step where the route is not installed (`streamlit run app.py`, AppTest) or fails, goes
+every step where the route is not installed (AppTest) or fails, goes
 as the component's state, as before.
 """
 
@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
 from lnlab.teach.links import Field, link_with
-from lnlab.ui.asgi import add_middleware, send_json
-from lnlab.ui.stale import address
+from lnlab.ui.runtime.sessions import tell_browser
+from lnlab.ui.runtime.stale import address
+from lnlab.ui.server.asgi import send_json
 
 PATH = "_lnlab/step/"
 _ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([A-Za-z0-9_-]{{1,64}})")
@@ -48,11 +47,19 @@ KEPT_SENT = 16  # links sent since the session's last run that it remembers havi
 EVERY_S = 0.05  # a lane takes a step at most this often: a person's steps come 0.4 s apart
 # (the browser's pause before sending); a faster one is refused (429) and goes as state, paced
 # and in turn like any run (lnlab.ui.rerun)
-REV = "_lnlab_live_rev"  # session state: the last revision of the browser's lesson applied
-TOKEN = "_lnlab_step_token"  # session state: the session's lane, as its browser names it
 _INSTALLED = False
 
 Tell = Callable[[str, str, str], bool]  # (session id, page script hash, query) -> sent?
+
+
+@dataclass
+class LessonRoute:
+    """The browser's lesson as a session's runs know it (lnlab.ui.state): lnlab.ui.live draws
+    and applies it, lnlab.ui.links.catch_up applies the route's steps; the route itself, on the
+    event loop, never reads it."""
+
+    token: str | None = None  # the session's lane, as its browser names it (`new_token`)
+    rev: int = 0  # the last revision of the browser's lesson applied
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,8 @@ class Step:
 class Caught:
     """What a session's run catches up on: the newest step taken (None: none, or one a newer
     revision sent as state has overtaken), for `slide_key` of `page`, and every link the route
-    sent the browser meanwhile (lnlab.ui.stale.address of each): addresses the page has had."""
+    sent the browser meanwhile (lnlab.ui.runtime.stale.address of each): addresses the page
+    has had."""
 
     page: str
     slide_key: str
@@ -95,29 +103,6 @@ class Lane:
     pending: Step | None = None
     sent: list[str] = field(default_factory=list)
     took_at: float = float("-inf")  # when the route last took a step
-
-
-def tell_browser(session_id: str, page_hash: str, query: str) -> bool:
-    """Send session `session_id`'s browser its new address, as a run's st.query_params does
-    (Streamlit's browser puts it in the address bar and sends it with its next request); from
-    the event loop. False if the session is not on this process, or its last run started is of
-    another page than `page_hash`."""
-    from streamlit.runtime import Runtime
-
-    if not Runtime.exists():
-        return False
-    info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
-    if info is None or info.session.page_script_hash != page_hash:
-        return False
-    info.session._enqueue_forward_msg(address_message(query))
-    return True
-
-
-def address_message(query: str) -> ForwardMsg:
-    """The message that gives a page its new address (`query`), as st.query_params sends it."""
-    msg = ForwardMsg()
-    msg.page_info_changed.query_string = query
-    return msg
 
 
 class Steps:
@@ -252,10 +237,10 @@ class StepRoute:
         await send_json(send, *self.steps.post(found.group(1), body[: MAX_BODY + 1]))
 
 
-def install() -> None:
-    """Streamlit's server answers steps first (StepRoute). For the launcher, lnlab.ui.serve."""
+def open_route() -> None:
+    """The app's server answers steps (its middleware holds StepRoute): lnlab.ui.server's
+    lifespan says so at start. Until then (AppTest) every step goes as state."""
     global _INSTALLED
-    add_middleware(StepRoute, "lnlab_step")
     _INSTALLED = True
 
 

@@ -8,17 +8,21 @@ pulse) still carries the old value, and Streamlit takes it for the visitor setti
 the preset's callback then loads the preset over the embeddings just typed, and the class
 loses them.
 
-`install()` (the launcher, lnlab.ui.serve) makes the server leave out such a value, for the
-widgets that hold a page's link (lnlab.ui.links). A value is left out when the page sent it
-unchanged since its last message while the server holds another one the page cannot have
-seen: one set since the last finished run, or one of a run whose address (share_link writes
-it whenever the link's state changes) the message does not carry yet. A visitor who sets a
-widget back after seeing the server's value is heard: their message carries that address.
+`install()` (lnlab.ui.runtime.install, at the server's start) makes the server leave out such a
+value, for the widgets that hold a page's link (lnlab.ui.links). A value is left out when the page
+sent it unchanged since its last message while the server holds another one the page cannot have
+seen: one set since the last finished run, or one of a run whose address (share_link writes it
+whenever the link's state changes) the message does not carry yet. A visitor who sets a widget back
+after seeing the server's value is heard: their message carries that address.
+Upstream: no issue for this echo; streamlit/streamlit#4836 and PR #16765 fixed neighbouring races
+(widget state dropped by an interrupted run, coalesced callback reruns), not this one.
+tests/ui/test_stale.py, tests/browser/test_stale.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -27,8 +31,25 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state.session_state import SessionState, WStates
 
-SEEN = "_lnlab_seen"  # after the last finished run: its address and the values it showed
-SENT = "_lnlab_sent"  # widget id -> the link widget's state as the page last sent it
+from lnlab.ui import state
+
+
+@dataclass(frozen=True)
+class Seen:
+    """After the last finished run: the address the page holds (as `address(..., ignore)`
+    makes it) and the values of its link's widgets it showed, by key."""
+
+    address: str | None = None
+    ignore: tuple[str, ...] = ()
+    shown: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Echoes:
+    """What a session's page has seen and sent of its link's widgets (lnlab.ui.state)."""
+
+    seen: Seen = field(default_factory=Seen)  # replaced whole at the end of every run
+    sent: dict[str, bytes] = field(default_factory=dict)  # widget id -> its state as last sent
 
 
 def address(params: Iterable[tuple[str, str]], ignore: Collection[str]) -> str:
@@ -47,7 +68,7 @@ def record_shown(keys: Iterable[str], shown_address: str | None, ignore: Collect
     or the last one written or opened (not the one a late message carried)."""
     ss = st.session_state
     shown = {k: ss[k] for k in keys if k in ss}
-    ss[SEEN] = {"address": shown_address, "ignore": tuple(ignore), "shown": shown}
+    state.of(Echoes).seen = Seen(shown_address, tuple(ignore), shown)
 
 
 def is_stale(*, unchanged: bool, value: Any, server: Any, shown: Any, address_seen: bool) -> bool:
@@ -71,50 +92,43 @@ def install() -> None:
     SessionState.set_widgets_from_proto = guarded  # type: ignore[method-assign]
 
 
-def _leave_stale_out(state: SessionState, widget_states: WidgetStates) -> None:
-    seen = _get(state, SEEN) or {"address": None, "ignore": (), "shown": {}}
-    before = _get(state, SENT) or {}
+def _leave_stale_out(session: SessionState, widget_states: WidgetStates) -> None:
+    echoes = state.of(Echoes, session)
+    seen, before = echoes.seen, echoes.sent
     ctx = get_script_run_ctx()
-    sent_from = ctx and address(parse_qsl(ctx.query_string, keep_blank_values=True), seen["ignore"])
-    address_seen = sent_from == seen["address"]
-    keys = state._key_id_mapper.id_key_mapping
+    sent_from = ctx and address(parse_qsl(ctx.query_string, keep_blank_values=True), seen.ignore)
+    address_seen = sent_from == seen.address
+    keys = session._key_id_mapper.id_key_mapping
     sent: dict[str, bytes] = {}
     for i in reversed(range(len(widget_states.widgets))):
         widget = widget_states.widgets[i]
         key = keys.get(widget.id)
-        if key not in seen["shown"]:
+        if key not in seen.shown:
             continue
         sent[widget.id] = raw = widget.SerializeToString()
         try:
-            value, server = _value(state, widget), state[key]
+            value, server = _value(session, widget), session[key]
         except KeyError:  # a widget the server no longer knows: Streamlit decides
             continue
         if is_stale(
             unchanged=before.get(widget.id) == raw,
             value=value,
             server=server,
-            shown=seen["shown"][key],
+            shown=seen.shown[key],
             address_seen=address_seen,
         ):
             del widget_states.widgets[i]
-    state[SENT] = sent  # only this message's link widgets: it never grows
+    echoes.sent = sent  # only this message's link widgets: it never grows
 
 
-def _value(state: SessionState, widget: WidgetState) -> Any:
+def _value(session: SessionState, widget: WidgetState) -> Any:
     """The widget's value in `widget`, deserialized as Streamlit would."""
-    metadata = state._new_widget_state.widget_metadata.get(widget.id)
+    metadata = session._new_widget_state.widget_metadata.get(widget.id)
     if metadata is None:
         raise KeyError(widget.id)
     probe = WStates(widget_metadata={widget.id: metadata})
     probe.set_widget_from_proto(widget)
     return probe[widget.id]
-
-
-def _get(state: SessionState, key: str) -> Any:
-    try:
-        return state[key]
-    except KeyError:
-        return None
 
 
 def _same(a: Any, b: Any) -> bool:

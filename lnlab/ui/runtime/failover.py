@@ -15,6 +15,10 @@ the page, which finds the teacher's class or the student's place again from the 
 cookies.
 Fragment ids are hashes of the fragment's definition and place, so after that run the
 browser's fragment ids are the session's own again.
+Upstream: streamlit/streamlit#11660 ("missing fragment after reconnect"), fixed by PR #11890 for
+a reconnect whose last run had fragments or timers (the browser asks for a whole run); a click
+on a fragment after a reconnect whose last run was a whole page's is still dropped, which this
+covers. tests/ui/test_failover.py.
 """
 
 from __future__ import annotations

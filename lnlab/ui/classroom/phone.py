@@ -1,0 +1,221 @@
+"""The student's device: the join form, the question asked now, answering, Leave the class.
+
+Only a student (or a visitor about to join) sees it, on the Class page (pages/class.py).
+The device follows the class: it reruns when the class's pulse changes (lnlab.ui.pulse), or
+on a timer where the browser cannot read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import partial
+
+import streamlit as st
+
+from lnlab.classroom.asking import right_options
+from lnlab.classroom.links import JOIN, StudentLink
+from lnlab.classroom.live import LiveQuestion
+from lnlab.classroom.store import CLOSED, ClassError, StoreDown, default_store, normalize_code
+from lnlab.core.errors import InputError
+from lnlab.teach.markdown import plain
+from lnlab.ui import claims, state
+from lnlab.ui.assist import land, landing, say
+from lnlab.ui.classroom.common import (
+    ClassSession,
+    asks_first,
+    close_dialog,
+    confirmed,
+    problem,
+    studying,
+)
+from lnlab.ui.pulse import QUESTION, UNKNOWN, following, watch
+
+# How often the device's fragment reruns on a timer to see what changed, where the browser
+# cannot follow the class's pulse (lnlab.ui.pulse): the question within a second and a half of
+# Ask or Reveal.
+STUDENT_POLL_S = 1.5
+# How often the browser reads the class's pulse (no script runs unless something changed).
+STUDENT_PULSE_S = 1.0  # each student's device: 300 students ask 300 times a second
+
+
+@dataclass
+class StudentDevice:
+    """What the student's device says after a tap, once (lnlab.ui.state)."""
+
+    join_problem: InputError | None = None  # why Join did not join
+    answer_problem: InputError | None = None  # why an answer was not stored
+
+
+def _join() -> None:
+    """The Join button: the store checks the code and the nickname; a browser that joined
+    this class before gets its student back (and score)."""
+    code = st.session_state.get("live_code") or ""
+    try:
+        me = default_store().join(
+            code,
+            nickname=st.session_state.get("live_nickname") or "",
+            browser=claims.browser_id(),
+            address=claims.client_address(),
+        )
+        state.of(ClassSession).student = StudentLink(normalize_code(code), me)
+        land("live_student", itself=True)  # the focus goes to the class's question
+    except InputError as err:
+        state.of(StudentDevice).join_problem = err
+
+
+def _leave() -> None:
+    """This device stops following the class (a student's answers stay in the class)."""
+    state.of(ClassSession).student = None
+    st.query_params.pop(JOIN, None)
+    land("live_code")
+
+
+@st.dialog("Leave the class?", on_dismiss=close_dialog)
+def _leave_dialog() -> None:
+    st.markdown(
+        "Your answers and score stay in the class: join again with the same code on this "
+        "device to get them back."
+    )
+    if confirmed("Leave", "live_leave_confirm", "Stay", "live_leave_cancel"):
+        _leave()
+        close_dialog()
+        st.rerun()
+
+
+def leave_button() -> None:
+    """Leave the class, after asking."""
+    asks_first("Leave the class", "live_leave", ":material/logout:", "leave", _leave_dialog)
+
+
+def join_form() -> None:
+    """Type the code (a join link fills it in), an optional nickname, and Join."""
+    st.session_state.setdefault("live_code", "")
+    st.text_input("Class code", key="live_code", max_chars=24, placeholder="e.g. ABC-DEF-GHJ")
+    st.text_input(
+        "Nickname (optional: only the teacher sees it)",
+        key="live_nickname",
+        autocomplete="nickname",  # WCAG 1.3.5: the browser may fill it in
+        max_chars=100,  # more than allowed, so a long one gets a message, not a silent cut
+    )
+    st.button(
+        "Join",
+        key="live_join",
+        type="primary",
+        icon=":material/login:",
+        width="stretch",
+        on_click=_join,
+    )
+    device = state.of(StudentDevice)
+    err, device.join_problem = device.join_problem, None
+    if err:
+        problem(err)
+
+
+def _answer(me: StudentLink, qid: str, text: str) -> None:
+    """An option's button: the answer goes to the store, the focus to what the device shows
+    now (the buttons go)."""
+    land("live_student", itself=True)
+    device = state.of(StudentDevice)
+    try:
+        stored = default_store().answer(me.code, me.me, qid, text)
+    except StoreDown as err:
+        device.answer_problem = StoreDown(f"your answer was not stored: {err}. Tap it again")
+    except InputError as err:
+        device.answer_problem = err
+    else:
+        if not stored:
+            device.answer_problem = ClassError(
+                "this question is no longer asked, or you answered it already; your first "
+                "answer counts"
+            )
+
+
+@following(STUDENT_POLL_S)
+def student_view() -> None:
+    """The student's device follows the class: the question asked now, big numbered buttons
+    to answer it (once), then the reveal with their own feedback, and their score."""
+    me = studying()
+    if me is None:
+        return
+    landing()
+    drew = partial(watch, "student", me.code, QUESTION, STUDENT_PULSE_S)
+    try:
+        now = default_store().follow(me.code, me.me)
+    except StoreDown as err:
+        drew(UNKNOWN)
+        problem(err)
+        return
+    except InputError as err:
+        drew(asdict(CLOSED) if isinstance(err, ClassError) else UNKNOWN)
+        problem(err)
+        if isinstance(err, ClassError) and "has ended" in str(err):
+            st.button("Back to the join form", key="live_after_end", on_click=_leave)
+        return
+    posed = now.posed
+    qid = posed.question.qid if posed else None
+    drew({"qid": qid, "revealed": bool(posed and posed.revealed), "open": True})
+    with st.container(key="live_student"):
+        device = state.of(StudentDevice)
+        err, device.answer_problem = device.answer_problem, None
+        if err:
+            problem(err)
+        if now.posed is None:
+            st.info("Waiting for the teacher's first question…", icon=":material/hourglass:")
+            say("live_student", "Waiting for the teacher's first question.")
+        else:
+            _question(me, now.posed.question, now.posed.revealed, now.mine)
+        st.metric(
+            "Your score",
+            f"{now.right} / {now.answered}",
+            help="Right answers / answers, over the questions revealed so far",
+        )
+
+
+def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | None) -> None:
+    st.markdown(f"## {plain(live.prompt)}")
+    say("live_student", _news(live, revealed, mine))
+    if mine is None and not revealed:
+        options = st.container(key="live_options")
+        for k, option in enumerate(live.options, 1):
+            options.button(
+                f"{k}\u2003{plain(option.text)}",
+                key=f"live_opt_{live.qid}_{k - 1}",
+                width="stretch",
+                on_click=_answer,
+                args=(me, live.qid, option.text),
+            )
+        return
+    if not revealed:
+        st.info(
+            f"Your answer: **{plain(mine)}**. Waiting for the reveal…",
+            icon=":material/hourglass:",
+        )
+        return
+    st.markdown(f"The answer: **{plain(', '.join(right_options(live)))}**")
+    chosen = live.option(mine) if mine is not None else None
+    if chosen is None:
+        st.info(
+            f"You did not answer this one before the reveal. {plain(live.explanation)}",
+            icon=":material/info:",
+        )
+    elif chosen.correct:
+        st.success(f"You answered {plain(mine)}: {plain(chosen.feedback)}", icon=":material/check:")
+    else:
+        st.warning(
+            f"You answered {plain(mine)}. {plain(chosen.feedback)}",
+            icon=":material/lightbulb:",
+        )
+
+
+def _news(live: LiveQuestion, revealed: bool, mine: str | None) -> str:
+    """What the student's live region says about the question now: it is new, answered, or
+    revealed (spoken once, when it changes)."""
+    if revealed:
+        chosen = live.option(mine) if mine is not None else None
+        answer = f"The answer: {', '.join(right_options(live))}."
+        if chosen is None:
+            return f"{answer} You did not answer this one."
+        return f"{answer} You answered {mine}: {'right' if chosen.correct else 'not right'}."
+    if mine is not None:
+        return f"Your answer: {mine}. Waiting for the reveal."
+    return f"New question: {live.prompt}"

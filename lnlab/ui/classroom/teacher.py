@@ -1,0 +1,252 @@
+"""The teacher's Class page: how to join, the class's question, who joined, End class.
+
+Only the teacher sees it (pages/class.py, while this session teaches): the join card (code,
+link, QR code; also in presenter mode's Show how to join, lnlab.ui.classroom.slide), the
+class's info line, End class and its dialog, the question asked now with its count, Reveal
+and the class's answers, the roster, the answer counts as CSV, the teacher link to copy, and
+Present, which opens a lesson at its first question.
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime
+from urllib.parse import urlsplit
+
+import streamlit as st
+
+from lnlab.classroom.asking import right_options
+from lnlab.classroom.links import (
+    JoinBase,
+    TeacherLink,
+    is_loopback,
+    join_link,
+    qr_image,
+    teacher_link,
+)
+from lnlab.classroom.nicknames import shown_apart
+from lnlab.classroom.plots import tally_bars, tally_summary
+from lnlab.classroom.store import ClassError, StoreDown, default_store, display_code
+from lnlab.core.errors import InputError
+from lnlab.teach.markdown import plain
+from lnlab.ui import state
+from lnlab.ui.classroom.common import (
+    PULSE_S,
+    TEACHER_POLL_S,
+    ClassSession,
+    TeacherPanel,
+    asks_first,
+    close_dialog,
+    confirmed,
+    join_base_here,
+    problem,
+    start_class,
+    stop_teaching,
+    teacher_does,
+    teaching,
+)
+from lnlab.ui.pulse import COUNTS, following, watch
+
+# ---------------------------------------------------------------- ending the class
+
+
+@st.dialog("End the class for everyone?", on_dismiss=close_dialog)
+def _end_dialog(me: TeacherLink) -> None:
+    st.markdown(
+        f"Class **{display_code(me.code)}** ends on every device: students see that it has "
+        "ended, and its answers are deleted when the next class opens. Download the answer "
+        "counts first if you want them."
+    )
+    if not confirmed("End class", "live_end_confirm", "Keep it running", "live_end_cancel"):
+        return
+    try:
+        default_store().end_class(me.code, me.secret)
+    except StoreDown as err:
+        problem(err)
+        return
+    except ClassError:
+        pass  # ended already
+    stop_teaching()
+    state.of(ClassSession).ended = display_code(me.code)
+    close_dialog()
+    st.rerun()
+
+
+def end_button() -> None:
+    """End class, for everyone, after a confirmation."""
+    if (me := teaching()) is not None:
+        asks_first("End class", "live_end", ":material/stop_circle:", "end", _end_dialog, me)
+
+
+def ended_notice() -> None:
+    here = state.of(ClassSession)
+    code, here.ended = here.ended, None
+    if code:
+        st.success(f"Class {code} has ended.", icon=":material/check:")
+
+
+# ---------------------------------------------------------------- how to join
+
+
+def join_card(code: str) -> None:
+    """The join code, big; the join link to type; the QR code to scan from the back; and,
+    when the teacher's own address is this machine's loopback, what phones use instead."""
+    base = join_base_here()
+    link = join_link(base.url, code)
+    with st.container(key="live_join_card"):
+        st.html(
+            f'<div class="lnlab-join"><span>Join at</span> <b>{html.escape(link)}</b>'
+            f'<div class="lnlab-code">{html.escape(display_code(code))}</div></div>'
+        )
+        st.html(f'<div class="lnlab-qr-box">{qr_image(link)}</div>')
+    if base.unreachable:
+        _unreachable_note(base)
+
+
+def _unreachable_note(base: JoinBase) -> None:
+    if is_loopback(urlsplit(base.url).hostname):
+        st.warning(
+            f"This page is open at {plain(base.unreachable)}, which only this computer can "
+            "reach, and it has no other network address: phones cannot join. Connect it to "
+            "the room's network, or set LNLAB_PUBLIC_URL to the address students can reach.",
+            icon=":material/wifi_off:",
+        )
+        return
+    others = ", ".join(plain(u) for u in base.others)
+    st.caption(
+        f"Phones cannot reach {plain(base.unreachable)} (this computer only): the link and QR "
+        "code use this computer's network address"
+        + (f"; its other addresses: {others}" if others else "")
+        + ". Behind a proxy or a domain, set LNLAB_PUBLIC_URL."
+    )
+
+
+# ---------------------------------------------------------------- the teacher's other devices
+
+
+def teacher_link_copy() -> None:
+    """Copy the teacher link to the clipboard, to open the class on another device; it is not
+    shown, so the projector never shows it."""
+    me = teaching()
+    if me is None:
+        return
+    link = teacher_link(join_base_here().url, me.code, me.secret)
+    st.html(
+        '<div class="lnlab-copy"><button type="button" id="lnlab-copy-teacher" '
+        f'data-link="{html.escape(link)}">Copy the teacher link</button> '
+        '<span id="lnlab-copy-status" role="status">To teach this class from another device: '
+        "it is copied, never shown.</span></div>"
+        '<script src="./lnlab-copy.js"></script>',  # lnlab/ui/assets/copy.js
+        unsafe_allow_javascript=True,
+    )
+
+
+def present_from_first_question() -> None:
+    """The lesson opened next shows in presenter mode, at its first slide with a question
+    (the lesson's hooks read TeacherPanel.first_question: slide.LessonHooks.first_question)."""
+    st.session_state["present"] = True  # lnlab.ui.page.PRESENT_KEY (which imports this package)
+    state.of(TeacherPanel).first_question = True
+
+
+# ---------------------------------------------------------------- the class now
+
+
+@following(TEACHER_POLL_S)
+def class_question(me: TeacherLink) -> None:
+    """The Class page's view of the question asked now: the count and Reveal, then, once
+    revealed, the answers by group."""
+    watch("teacher_class", me.code, COUNTS, PULSE_S)
+    panel = state.of(TeacherPanel)
+    panel.changed = False  # this fragment shows the change itself
+    panel.show_answers = None
+    store = default_store()
+    try:
+        posed = store.current(me.code)
+        tally = store.tally(me.code, me.secret, posed.question.qid) if posed else None
+    except InputError as err:
+        problem(err)
+        return
+    if posed is None or tally is None:
+        st.caption("No question asked yet: present a lesson and press Ask the class.")
+        return
+    live = posed.question
+    st.markdown(f"**{plain(live.prompt)}**")
+    with st.container(horizontal=True, vertical_alignment="center", key="live_panel"):
+        st.markdown(f"**{tally.answered} of {tally.joined}** answered")
+        if not posed.revealed:
+            st.button(
+                "Reveal",
+                key=f"live_reveal_{live.qid}",
+                icon=":material/visibility:",
+                on_click=teacher_does,
+                args=(me, "reveal", live.qid),
+            )
+        else:
+            st.markdown(f"Revealed: **{plain(', '.join(right_options(live)))}**")
+    if posed.revealed:
+        st.plotly_chart(
+            tally_bars(live.groups, tally.by_group),
+            key="live_bars",
+            config={"displayModeBar": False},
+            alt=f"Answers by group: {tally_summary(live.groups, tally.by_group)}",
+        )
+
+
+def teacher_view() -> bool:
+    """The Class page for the teacher, beside how to join: the lessons to present (the
+    `lessons` callback draws them), End class; under it the question asked now, who joined,
+    and the teacher link to copy. False when the class has ended."""
+    me = teaching()
+    try:
+        info = default_store().check_teacher(me.code, me.secret)
+    except StoreDown as err:
+        problem(err)
+        return False
+    except ClassError as err:
+        problem(err)
+        stop_teaching()
+        st.button("Start a new class", key="live_restart", on_click=start_class)
+        return False
+    state.of(TeacherPanel).info = info
+    return True
+
+
+def class_info_line() -> None:
+    info = state.of(TeacherPanel).info
+    if info is None:
+        return
+    until = datetime.fromtimestamp(info.closes_at)
+    st.caption(
+        f"{info.joined} joined. The class closes at {until:%H:%M} (server time) unless you "
+        "ask or reveal before, or when you end it."
+    )
+
+
+def roster() -> None:
+    """Who joined: the nicknames students typed, as plain text, look-alikes numbered apart."""
+    me = teaching()
+    info = state.of(TeacherPanel).info
+    try:
+        names = default_store().roster(me.code, me.secret)
+    except InputError as err:
+        problem(err)
+        return
+    joined = info.joined if info else len(names)
+    anonymous = joined - len(names)
+    shown = [html.escape(n) for n in shown_apart(names)]
+    if anonymous:
+        shown.append(f"{anonymous} without a nickname")
+    st.html(
+        f'<p class="lnlab-roster">{joined} joined'
+        + (f": {', '.join(shown)}." if joined else ".")
+        + "</p>"
+    )
+
+
+def counts_csv() -> str:
+    """The taught class's answer counts as CSV ("" when the database does not answer)."""
+    me = teaching()
+    try:
+        return default_store().counts_csv(me.code, me.secret)
+    except InputError:
+        return ""

@@ -1,0 +1,49 @@
+"""The app's server, on Streamlit's public ASGI seam: `st.App(script, middleware=, lifespan=)`.
+
+app.py holds `app = st.App("home.py", middleware=middleware(), lifespan=lifespan)`, written out
+there because Streamlit finds it by reading the file. `streamlit run app.py` finds it and serves it
+with uvicorn, and so do `make run`, `uvicorn app:app`, the Docker image and every process of a
+cluster: the same routes, headers, page shell and warm-up in every way the app is started.
+
+- middleware (answered before Streamlit's own routes): the security headers
+  (`headers.Headers`), the page's HTML with the app's CSS and scripts (`shell.Shell`), a
+  class's pulse (`pulse.PulseRoute`, GET .../_lnlab/pulse/<code>) and a lesson's step
+  (`steps.StepRoute`, POST .../_lnlab/step/<token>). They are middleware, not routes, so
+  that they answer under any base path (server.baseUrlPath, a proxy's prefix).
+- lifespan: the patches of Streamlit's internals that the app cannot do without
+  (lnlab.ui.runtime.install), torch and the pages' modules imported (`warm.warm`), large
+  freed blocks returned to the system, the heavy-work worker started ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """Before the server answers: Streamlit patched, the pages' modules loaded."""
+    from lnlab.serving import worker
+    from lnlab.ui import runtime
+    from lnlab.ui.server import steps, warm
+
+    runtime.install()
+    steps.open_route()
+    warm.return_large_blocks()
+    print(f"lnlab: modules loaded in {warm.warm():.1f} s", flush=True)
+    worker.HEAVY.ahead = True  # the training lab and the GPU page start it when opened
+    yield
+
+
+def middleware() -> list[Any]:
+    """The app's middleware, outermost first; Streamlit's own come after them."""
+    from starlette.middleware import Middleware
+
+    from lnlab.ui.server.headers import Headers
+    from lnlab.ui.server.pulse import PulseRoute
+    from lnlab.ui.server.shell import Shell
+    from lnlab.ui.server.steps import StepRoute
+
+    return [Middleware(m) for m in (Headers, Shell, PulseRoute, StepRoute)]

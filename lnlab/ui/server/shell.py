@@ -1,0 +1,129 @@
+"""The page's HTML as the app serves it: Streamlit's index.html with the app's CSS and
+the assist script in its <head>.
+
+Streamlit's page is an empty shell that its JavaScript fills once the first script run has
+answered; the app's CSS (lnlab.ui.style) came with that run, so everything it sizes or hides
+moved when it arrived: the sidebar's space, presenter mode's hidden sidebar and bigger type
+(layout shifts of 0.23 to 0.63 on load, bench/results/lighthouse.md). In the HTML, they hold
+from the first paint. The assist script (assets/assist.js, lnlab.ui.assist) gives keyboards
+and screen readers the live region, the focus handling and the charts' names.
+
+The scripts are files the page loads from the app itself (`ASSETS`), never inline: a content
+security policy of 'self' (HAProxy's, lnlab.serving.haproxy) lets them run. The head also says
+`<meta name="referrer" content="no-referrer">`, as the Referrer-Policy header does
+(lnlab.ui.server.headers).
+
+`Shell` is one of the app's middleware (lnlab.ui.server): a GET of a page's address (no file
+extension, outside Streamlit's own routes) whose answer is HTML, Streamlit's index.html, is
+served with these added; `ASSETS` are served at the app's root. Nothing else changes.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from starlette.datastructures import Headers, MutableHeaders
+
+from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
+
+ASSETS_DIR = Path(__file__).parents[1] / "assets"
+ASSIST_JS = ASSETS_DIR / "assist.js"
+COOKIE_JS = ASSETS_DIR / "cookie.js"
+COPY_JS = ASSETS_DIR / "copy.js"
+# Served at the app's root; pages load them by relative address, as Streamlit's own files, so
+# they work under any base path.
+ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS, "lnlab-copy.js": COPY_JS}
+MARK = "<!-- lnlab shell -->"
+
+
+def _rules(css: str) -> str:
+    """The CSS inside a <style> block."""
+    return re.sub(r"</?style>", "", css).strip()
+
+
+@cache
+def head() -> str:
+    """What goes into the page's <head>: the app's CSS, presenter mode's under
+    html.lnlab-present (CSS nesting: the assist script sets the class from `present=1`), and
+    the assist script."""
+    css = f"{_rules(BASE_CSS)}\nhtml.lnlab-present {{\n{_rules(PRESENTER_CSS)}\n}}"
+    return (
+        f'{MARK}\n<meta name="referrer" content="no-referrer" />\n<style>\n{css}\n</style>\n'
+        '<script src="./lnlab-assist.js"></script>\n'
+    )
+
+
+def with_head(page: str) -> str:
+    """Streamlit's index.html with `head()` right after its <title>, before its own scripts."""
+    if MARK in page:
+        return page
+    at = page.index("</title>") + len("</title>")
+    return f"{page[:at]}\n{head()}{page[at:]}"
+
+
+# Streamlit's own routes and files: never a page's address
+_NOT_PAGES = ("_stcore/", "static/", "app/static/", "component/", "media/", "_lnlab/")
+
+
+def _page_path(path: str) -> str | None:
+    """The part of `path` after the app's root if it can be a page's address ("" for the
+    home page, "padding"), else None."""
+    from lnlab.ui.served import base_path
+
+    base = base_path()
+    if not path.startswith(base) and path != base.rstrip("/"):
+        return None
+    rest = path[len(base) :]
+    if rest.startswith(_NOT_PAGES) or "." in rest.rsplit("/", 1)[-1]:
+        return None
+    return rest
+
+
+class Shell:
+    """ASGI middleware: Streamlit's page (index.html, for the home page and every page path)
+    with `head()` in it, and `ASSETS` at the app's root."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        name = path.rsplit("/", 1)[-1]
+        if name in ASSETS:
+            await _send(send, 200, ASSETS[name].read_bytes(), "text/javascript; charset=utf-8")
+            return
+        if _page_path(path) is None:
+            await self.app(scope, receive, send)
+            return
+        # ask for the page uncompressed, so that its HTML can be read and added to
+        headers = [(k, v) for k, v in scope.get("headers", []) if k != b"accept-encoding"]
+        start: dict[str, Any] = {}
+        body: list[bytes] = []
+
+        async def keep(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                body.append(message.get("body", b""))
+
+        await self.app({**scope, "headers": headers}, receive, keep)
+        data = b"".join(body)
+        response = MutableHeaders(raw=list(start.get("headers", [])))
+        if start.get("status") == 200 and response.get("content-type", "").startswith("text/html"):
+            data = with_head(data.decode("utf-8")).encode("utf-8")
+            response["content-length"] = str(len(data))
+        await send({**start, "headers": response.raw})
+        await send({"type": "http.response.body", "body": data})
+
+
+async def _send(send: Any, status: int, data: bytes, media_type: str) -> None:
+    headers = Headers({"content-type": media_type, "cache-control": "no-cache"})
+    raw = [*headers.raw, (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": data})
