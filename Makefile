@@ -11,10 +11,15 @@ CLUSTER_ARGS ?=
 # in package-lock.json
 NODE_TOOLS := node_modules/.package-lock.json
 
-.PHONY: run cluster test bench compose-check
+.PHONY: run dev cluster test test-fast bench compose-check
 
+# The app as every deployment serves it (app.py's st.App), no file watching.
 run: $(VENV)/.runtime-installed
-	$(BIN)/python -m lnlab.ui.serve --server.port $(PORT)
+	$(BIN)/streamlit run app.py --server.port $(PORT)
+
+# While you edit: the same app, rerun when a file is saved (Streamlit's file watcher).
+dev: $(VENV)/.runtime-installed
+	$(BIN)/streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
 
 # N app processes behind HAProxy on CLUSTER_PORT; installs Debian's haproxy first if missing
 # (scripts/ensure-haproxy says so when it does). CLUSTER_ARGS: more options of
@@ -35,6 +40,14 @@ test: $(VENV)/.dev-installed $(NODE_TOOLS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
+
+# Lint, and the tests that need no browser and no service: not `browser` (Chromium), not
+# `services` (PostgreSQL, HAProxy, the app started as servers; tests/conftest.py marks them).
+# On every core (pytest-xdist): about 5 minutes on 2 busy cores; `make test` runs everything.
+test-fast: $(VENV)/.dev-installed $(NODE_TOOLS)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -n auto -m "not browser and not services"
 
 bench: $(VENV)/.dev-installed $(NODE_TOOLS)
 	$(BIN)/python -m bench

@@ -1,4 +1,5 @@
-"""Shared test settings, and the class store's databases (`db_url`: SQLite, then PostgreSQL)."""
+"""Shared test settings, the class store's databases (`db_url`: SQLite, then PostgreSQL), and
+the `services` mark (`make test-fast` runs what has neither it nor `browser`)."""
 
 import os
 import sys
@@ -15,6 +16,35 @@ settings.register_profile("lnlab", deadline=None)
 settings.load_profile("lnlab")
 
 _PYTEST_MAIN = sys.modules["__main__"]
+
+# What makes a test need a service (`-m "not services"` leaves them out): the whole module
+# (HAProxy in front of app processes started as servers: the local cluster, `make cluster`);
+# a fixture (a PostgreSQL cluster, started for the session or the test); the `db_url` case
+# that asks for PostgreSQL; a helper the test calls (HAProxy's own check of a config). The
+# browser tests carry their own mark (tests/browser/).
+SERVICE_MODULES = ("serving/test_cluster.py",)
+SERVICE_FIXTURES = {"postgres_url", "restartable_postgres"}
+SERVICE_CASES = {"db_url": "postgresql"}
+SERVICE_CALLS = {"_haproxy_check"}
+
+
+def _needs_a_service(item: pytest.Item) -> bool:
+    path = item.path.as_posix()
+    if any(path.endswith("tests/" + module) for module in SERVICE_MODULES):
+        return True
+    if SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if any(params.get(name) == case for name, case in SERVICE_CASES.items()):
+        return True
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and bool(SERVICE_CALLS & set(code.co_names))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _needs_a_service(item):
+            item.add_marker(pytest.mark.services)
 
 
 @pytest.fixture(autouse=True)
