@@ -30,15 +30,39 @@ from .test_phone import PHONE
 
 pytestmark = pytest.mark.browser
 
+SCRIPT_BYTES_JS = """() => performance.getEntriesByType('resource')
+    .filter(r => new URL(r.name).pathname.endsWith('.js'))
+    .reduce((sum, r) => [sum[0] + r.transferSize, sum[1] + r.encodedBodySize,
+                         sum[2] + r.decodedBodySize], [0, 0, 0])"""
 COLD_MS = 120_000  # the first page of a new server, on two cores shared with other work
 LIVE_MS = 20_000
 
 
-@pytest.fixture(params=LAUNCHERS)
+@pytest.fixture(scope="module", params=LAUNCHERS)
 def served(request, tmp_path_factory) -> Iterator[StreamlitServer]:
     server = start_server(tmp_path_factory.mktemp("launcher"), how=request.param)
     yield server
     server.stop()
+
+
+def test_every_way_of_starting_sends_scripts_gzipped_and_once(
+    browser: Browser, served: StreamlitServer
+):
+    """The page's JavaScript goes gzipped, and a second visit sends none of it again: the
+    framework's hashed bundles are cached for good, the app's own files answer 304."""
+    viewer = new_app_page(browser)
+    try:
+        viewer.goto(served.url + "/step_through")
+        wait_for_app(viewer, COLD_MS)
+        sent, encoded, decoded = viewer.evaluate(SCRIPT_BYTES_JS)
+        assert encoded < decoded / 2, "scripts went uncompressed"
+        viewer.reload()
+        wait_for_app(viewer)
+        again, _, _ = viewer.evaluate(SCRIPT_BYTES_JS)
+        assert again < sent / 20, f"a second visit fetched {again:,} bytes of scripts again"
+        print(f"scripts: {decoded:,} bytes as {sent:,} sent; a second visit {again:,}")
+    finally:
+        viewer.context.close()
 
 
 def test_every_way_of_starting_serves_the_same_app_and_class(

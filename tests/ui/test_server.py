@@ -10,7 +10,7 @@ import streamlit
 from helpers import ROOT, run_coroutine
 from streamlit.web.server.app_discovery import discover_asgi_app
 
-from lnlab.ui.server import headers, middleware, shell
+from lnlab.ui.server import compress, headers, middleware, shell
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 STATIC = Path(streamlit.__file__).parent / "static"
@@ -22,7 +22,13 @@ def test_streamlit_finds_the_app_in_app_py():
     found, Streamlit would run app.py as a page and serve none of the middleware."""
     found = discover_asgi_app(ROOT / "app.py")
     assert found.is_asgi_app and found.import_string == "app:app"
-    assert [m.cls.__name__ for m in middleware()] == ["Headers", "Shell", "PulseRoute", "StepRoute"]
+    assert [m.cls.__name__ for m in middleware()] == [
+        "Headers",
+        "Shell",
+        "Compress",
+        "PulseRoute",
+        "StepRoute",
+    ]
 
 
 def test_the_head_goes_after_the_title_before_streamlits_scripts_once():
@@ -91,3 +97,87 @@ def test_every_answer_says_no_referrer_and_websockets_pass():
 
     run_coroutine(headers.Headers(socket)({"type": "websocket"}, None, None))
     assert seen == ["websocket"]
+
+
+def _asked(app, path: str, method: str = "GET", gzip_ok: bool = True) -> tuple[dict, bytes]:
+    sent: list[dict] = []
+
+    async def record(message) -> None:
+        sent.append(message)
+
+    headers = [(b"accept-encoding", b"br;q=1, gzip;q=0.8")] if gzip_ok else []
+    scope = {"type": "http", "method": method, "path": path, "headers": headers}
+    run_coroutine(app(scope, None, record))
+    return sent[0], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_a_page_asked_by_head_gets_its_length_and_no_body():
+    start, body = _asked(shell.Shell(_streamlit), "/padding", method="HEAD")
+    assert start["status"] == 200 and body == b""
+    assert int(dict(start["headers"])[b"content-length"]) > len(INDEX)  # the shell's length
+
+
+def test_static_files_go_gzipped_once_and_everything_else_as_it_was():
+    import gzip
+
+    served: list[str] = []
+    script = b"function f() { return 1; }\n" * 200
+
+    async def files(scope, receive, send) -> None:
+        served.append(scope["path"])
+        kind = b"image/png" if scope["path"].endswith(".png") else b"text/javascript"
+        body = script if b"tiny" not in scope["path"].encode() else b"x"
+        headers = [(b"content-type", kind), (b"etag", b'"abc"')]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    app = compress.Compress(files)
+    for path in ("/static/js/index.X.js", "/app/static/katex/katex.min.js"):
+        start, body = _asked(app, path)
+        headers = dict(start["headers"])
+        assert gzip.decompress(body) == script and len(body) < len(script) / 10
+        assert headers[b"content-encoding"] == b"gzip" and headers[b"vary"] == b"Accept-Encoding"
+        assert headers[b"etag"] == b'W/"abc"'  # other bytes than the file's: a weak validator
+        assert headers[b"content-length"] == str(len(body)).encode()
+    assert app.kept.size > 0 and len(app.kept._kept) == 2
+    again, body = _asked(app, "/static/js/index.X.js", method="HEAD")
+    assert body == b"" and dict(again["headers"])[b"content-encoding"] == b"gzip"
+    for path, gzip_ok in (
+        ("/static/js/index.X.js", False),  # a browser that takes no gzip
+        ("/static/media/logo.png", True),  # already compressed
+        ("/static/js/tiny.js", True),  # too small to gain
+        ("/_stcore/health", True),  # not a static file
+    ):
+        start, body = _asked(app, path, gzip_ok=gzip_ok)
+        assert b"content-encoding" not in dict(start["headers"]), path
+
+
+def test_a_browser_that_has_a_static_file_gets_304_and_no_body():
+    async def file(scope, receive, send) -> None:
+        headers = [(b"content-type", b"text/javascript"), (b"etag", b'"abc"')]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"x" * 5000})
+
+    sent: list[dict] = []
+
+    async def record(message) -> None:
+        sent.append(message)
+
+    for tag in (b'W/"abc"', b'"abc"', b'"old", W/"abc"'):
+        sent.clear()
+        headers = [(b"accept-encoding", b"gzip"), (b"if-none-match", tag)]
+        scope = {"type": "http", "method": "GET", "path": "/app/static/x.js", "headers": headers}
+        run_coroutine(compress.Compress(file)(scope, None, record))
+        assert sent[0]["status"] == 304 and sent[1]["body"] == b"", tag
+    start, body = _asked(compress.Compress(file), "/app/static/x.js")  # no validator: the file
+    assert start["status"] == 200 and body
+
+
+def test_the_cache_keeps_at_most_its_bytes():
+    kept = compress.Compressed(limit=10)
+    kept.put(("a", b""), b"12345")
+    kept.put(("b", b""), b"12345")
+    kept.get(("a", b""))  # a was sent last: b goes first
+    kept.put(("c", b""), b"123")
+    assert kept.get(("b", b"")) is None and kept.get(("a", b"")) == b"12345"
+    assert kept.size == 8

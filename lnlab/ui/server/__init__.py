@@ -6,7 +6,8 @@ with uvicorn, and so do `make run`, `uvicorn app:app`, the Docker image and ever
 cluster: the same routes, headers, page shell and warm-up in every way the app is started.
 
 - middleware (answered before Streamlit's own routes): the security headers
-  (`headers.Headers`), the page's HTML with the app's CSS and scripts (`shell.Shell`), a
+  (`headers.Headers`), the page's HTML with the app's CSS and scripts (`shell.Shell`), the
+  static files gzipped once per process (`compress.Compress`), a
   class's pulse (`pulse.PulseRoute`, GET .../_lnlab/pulse/<code>) and a lesson's step
   (`steps.StepRoute`, POST .../_lnlab/step/<token>). They are middleware, not routes, so
   that they answer under any base path (server.baseUrlPath, a proxy's prefix).
@@ -41,9 +42,10 @@ def middleware() -> list[Any]:
     """The app's middleware, outermost first; Streamlit's own come after them."""
     from starlette.middleware import Middleware
 
+    from lnlab.ui.server.compress import Compress
     from lnlab.ui.server.headers import Headers
     from lnlab.ui.server.pulse import PulseRoute
     from lnlab.ui.server.shell import Shell
     from lnlab.ui.server.steps import StepRoute
 
-    return [Middleware(m) for m in (Headers, Shell, PulseRoute, StepRoute)]
+    return [Middleware(m) for m in (Headers, Shell, Compress, PulseRoute, StepRoute)]

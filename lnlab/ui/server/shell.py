@@ -25,8 +25,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import Headers
 
+from lnlab.ui.server.asgi import buffered, send_whole
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 ASSETS_DIR = Path(__file__).parents[1] / "assets"
@@ -101,25 +102,11 @@ class Shell:
         if _page_path(path) is None:
             await self.app(scope, receive, send)
             return
-        # ask for the page uncompressed, so that its HTML can be read and added to
-        headers = [(k, v) for k, v in scope.get("headers", []) if k != b"accept-encoding"]
-        start: dict[str, Any] = {}
-        body: list[bytes] = []
-
-        async def keep(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-            elif message["type"] == "http.response.body":
-                body.append(message.get("body", b""))
-
-        await self.app({**scope, "headers": headers}, receive, keep)
-        data = b"".join(body)
-        response = MutableHeaders(raw=list(start.get("headers", [])))
-        if start.get("status") == 200 and response.get("content-type", "").startswith("text/html"):
+        start, data = await buffered(self.app, scope, receive)  # uncompressed: read, added to
+        kind = dict(start.get("headers", [])).get(b"content-type", b"")
+        if start.get("status") == 200 and kind.startswith(b"text/html") and data:
             data = with_head(data.decode("utf-8")).encode("utf-8")
-            response["content-length"] = str(len(data))
-        await send({**start, "headers": response.raw})
-        await send({"type": "http.response.body", "body": data})
+        await send_whole(send, scope, start, data)
 
 
 async def _send(send: Any, status: int, data: bytes, media_type: str) -> None:
