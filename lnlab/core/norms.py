@@ -224,7 +224,8 @@ def batch_norm_trace(
         x_hat = ops.xp.where(valid, x_hat, 0.0)  # excluded: 0, even where 0 / 0 (eps = 0)
         y = ops.xp.where(valid, tg * x_hat + tb, 0.0)
         mean, var, std, x_hat, y = (bk.to_numpy(v, place) for v in (k + mean_d, var, std, x_hat, y))
-        unbiased_var = var * n / (n - 1) if n > 1 else np.full_like(var, np.nan)
+        # n / (n - 1) first: var * n overflows where var is near the float64 maximum
+        unbiased_var = var * (n / (n - 1)) if n > 1 else np.full_like(var, np.nan)
     return BatchNormTrace(
         x=np.asarray(x, dtype=np.float64),
         mean=mean[0],

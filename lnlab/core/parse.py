@@ -12,8 +12,36 @@ Accepted embedding text, one row per token:
   so are numbers too large for a float64 (``1e309``) or too small to be told from 0 (``1e-400``:
   not 0, but below about 5e-324 in size). Tiny numbers a float64 still holds (``1e-310``) are
   fine.
+* a leading byte-order mark (U+FEFF, which some editors put at the start of a file) is
+  dropped; a token in parentheses, ``(1, 2, 3)``, reads as in square brackets (a text with
+  no square brackets that starts with "(": ``(1, 2)\\n(3, 4)`` and ``((1, 2), (3, 4))`` too).
 
 Literals are read by a small bracket scanner, never by ``eval``, so nothing pasted can run.
+
+Decimal commas and grouped digits are never guessed at: a text that could mean two different
+lists of numbers is refused with a message that says what it saw and how to write it.
+"Tight" below means a comma with an ASCII digit right before and right after it (``1,5``);
+a comma next to a space, a bracket or the end of a row is "loose" (``1, 5``, ``1 ,5``, ``5,``).
+
+* Outside brackets, commas separate numbers when the text has a loose comma or a word (a run
+  without spaces) with two or more commas: ``1, 5`` is [1, 5], ``2,4, 6 8`` [2, 4, 6, 8],
+  ``1,2,3`` [1, 2, 3]. Otherwise a tight comma between two runs of digits (``1,5``,
+  ``-0,25``, ``1,5e3``) could be a decimal comma, so the text is refused: ``1,5`` (1.5, or 1
+  and 5?), ``1,5 2,5 3,5`` and ``1,2\\n3,4`` alike. Where commas do separate, a text every
+  one of whose numbers is such a pair (``1,5, 2,5``) is refused too.
+* Digits grouped by commas are refused anywhere outside brackets: a word ``1,000``,
+  ``12,345,678`` or ``1,000.5`` (one to three digits, then groups of exactly three after
+  each comma) could be one number, and so could ``1.000,5`` (dots grouping, a decimal comma).
+* Digits grouped by spaces are refused anywhere: a whole number of one to three digits, then
+  a space and a group of three digits starting with 0 (``1 000 000``, ``2 050``), or then one
+  no-break, figure, thin or narrow no-break space (U+00A0, U+2007, U+2009, U+202F: spaces
+  made for grouping) and any three digits (``1\\u202f500``). ``100 200 300`` is three numbers.
+* Inside brackets (or parentheses) commas and spaces separate numbers as in Python and NumPy
+  (``[1,5]`` is [1, 5]), except that a list whose items are separated by spaces alone and
+  which also holds a tight comma (``[1,5 2,5]``) is refused, as decimal commas.
+* Text written by a program that always separates with commas (a shared link's ``1,5``)
+  passes ``commas="separate"``: every comma then separates numbers, and only grouped digits
+  with spaces are refused.
 
 Caps, checked before any number is converted:
 
@@ -68,16 +96,40 @@ _LABEL_SEP = re.compile(r"[,\r\n]")
 _LINE_SEP = re.compile(r"\r\n|[\r\n]")
 _BAD_IN_LABELS = {"Cc", "Cs", "Zl", "Zp"}  # control characters, lone surrogates, line breaks
 
+# Decimal commas and grouped digits (see the module docstring). Linear: each repeated group
+# starts with a character ("," or ".") that the group before it cannot take.
+_COMMA_PAIR = re.compile(r"[+-]?[0-9]+,[0-9]+(?:[eE][+-]?[0-9]+)?")
+_COMMA_GROUPS = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?")
+_DOT_GROUPS_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]{1,3}(?:\.[0-9]{3})+,[0-9]+")
+_TIGHT_COMMA = re.compile(r"(?<=[0-9]),(?=[0-9])")
+_LOOSE_CELL_SEP = re.compile(r"\s+|(?<![0-9]),|,(?![0-9])")
+_GROUP_WORD = re.compile(r"[^\s,;\[\]()]+")
+_GROUP_HEAD = re.compile(r"[+-]?[0-9]{1,3}")
+_ZERO_GROUP = re.compile(r"0[0-9]{2}(?:[.,][0-9]+)?")
+_ANY_GROUP = re.compile(r"[0-9]{3}(?:[.,][0-9]+)?")
+_GROUPING_SPACES = "\u00a0\u2007\u2009\u202f"
+_BOM = "\ufeff"
+_SHORT = 20  # suggestions quote the text they rewrite only up to this length
+COMMA_MODES = ("ask", "separate")
+
 _EMPTY = "Enter at least one number, for example: 2, 4, 6, 8"
 _TOO_DEEP = f"the brackets are nested too deeply: use at most {_MAX_DEPTH} levels, like [[[1, 2]]]"
 _UNEVEN = "the brackets are nested unevenly: write rows like [[1, 2], [3, 4]]"
 
 
 def parse_embeddings(
-    text: str, *, max_tokens: int = MAX_TOKENS, max_features: int = MAX_FEATURES
+    text: str,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    max_features: int = MAX_FEATURES,
+    commas: str = "ask",
 ) -> np.ndarray:
-    """Read token embeddings: a float64 array with one row per token."""
-    rows = _read_rows(text, _EMPTY)
+    """Read token embeddings: a float64 array with one row per token.
+
+    `commas`: "ask" (typed or pasted text) refuses a comma that could be a decimal comma;
+    "separate" (text a program wrote, like a shared link) reads every comma as a separator.
+    """
+    rows = _read_rows(text, _EMPTY, commas=commas)
     if len(rows) > max_tokens:
         raise InputError(f"too many tokens: {len(rows)} rows, but the limit is {max_tokens}")
     width = len(rows[0])
@@ -98,9 +150,14 @@ def parse_embeddings(
     return np.array(values, dtype=np.float64)
 
 
-def parse_vector(text: str, n: int | None = None, *, name: str = "vector") -> np.ndarray:
-    """Read one vector (gamma, beta); with `n`, it must have n values or 1 (repeated n times)."""
-    atoms = _single_list(_read_rows(text, f"Enter at least one number for {name}"), name)
+def parse_vector(
+    text: str, n: int | None = None, *, name: str = "vector", commas: str = "ask"
+) -> np.ndarray:
+    """Read one vector (gamma, beta); with `n`, it must have n values or 1 (repeated n times).
+
+    `commas` as in `parse_embeddings`."""
+    empty = f"Enter at least one number for {name}"
+    atoms = _single_list(_read_rows(text, empty, commas=commas, where=f"{name}: "), name)
     if len(atoms) > MAX_FEATURES:
         raise InputError(f"{name} has {len(atoms)} values, but the limit is {MAX_FEATURES}")
     if n is not None and len(atoms) not in (1, n):
@@ -126,6 +183,7 @@ def parse_labels(text: str, n: int) -> list[str]:
     "Hello, how are you?"); otherwise labels are separated by commas.
     """
     _check_length(text)
+    text = text.removeprefix(_BOM)
     separator = _LINE_SEP if "\n" in text or "\r" in text else _LABEL_SEP
     labels = [part.strip() for part in separator.split(text)]
     labels = [label for label in labels if label]
@@ -170,14 +228,161 @@ def format_embeddings(x: np.ndarray) -> str:
 # -- text to rows of number strings --------------------------------------------------------
 
 
-def _read_rows(text: str, empty_message: str) -> list[list[str]]:
-    """Split text into rows of number strings (not yet checked to be numbers)."""
+def _read_rows(
+    text: str, empty_message: str, *, commas: str = "ask", where: str = ""
+) -> list[list[str]]:
+    """Split text into rows of number strings (not yet checked to be numbers).
+
+    Refuses, before splitting, text whose commas or spaces could group digits or mark
+    decimals (see the module docstring); `where` starts those messages."""
+    if commas not in COMMA_MODES:
+        raise ValueError(f"commas must be one of {COMMA_MODES}, not {commas!r}")
     _check_length(text)
-    text = _MINUS.sub("-", text)
-    rows = _literal_rows(text) if "[" in text or "]" in text else _plain_rows(text)
+    text = _MINUS.sub("-", text.removeprefix(_BOM))
+    _check_space_groups(text, where)
+    if "[" in text or "]" in text:
+        rows = _literal_rows(text, ask=commas == "ask", where=where)
+    elif text.lstrip().startswith("("):  # a tuple: read as a list, its messages say "(" / ")"
+        square = text.translate(_PARENS_TO_SQUARE)
+        rows = _literal_rows(square, ask=commas == "ask", where=where, shown=text)
+    else:
+        if commas == "ask":
+            _check_plain_commas(text, where)
+        rows = _plain_rows(text)
     if not any(rows):
         raise InputError(empty_message)
     return rows
+
+
+_PARENS_TO_SQUARE = str.maketrans("()", "[]")
+
+
+def _check_space_groups(text: str, where: str) -> None:
+    """Refuse digits grouped by spaces: ``1 000 000``, ``2 050``, ``1`` U+202F ``500``."""
+    words = list(_GROUP_WORD.finditer(text))
+    for i in range(len(words) - 1):
+        if not _GROUP_HEAD.fullmatch(words[i].group()):
+            continue
+        j = i
+        while j + 1 < len(words) and _is_group(text, words[j], words[j + 1]):
+            j += 1
+        if j > i:
+            chain = text[words[i].start() : words[j].end()]
+            parts = [w.group() for w in words[i : j + 1]]
+            one = "".join(parts).replace(",", ".")
+            apart = ", ".join(parts)
+            hint = (
+                f'write {one} for one number, or separate numbers with ", " as in {apart}'
+                if len(chain) <= _SHORT
+                else 'write one number without spaces, or separate numbers with ", "'
+            )
+            raise InputError(
+                f"{where}{_quote(chain)} looks like one number with its digits grouped by "
+                f"spaces: {hint}"
+            )
+
+
+def _is_group(text: str, before: re.Match[str], word: re.Match[str]) -> bool:
+    """Whether `word` continues the digits of `before` as a group of three after a space."""
+    gap = text[before.end() : word.start()]
+    if not gap or any(not ch.isspace() or ch in "\r\n" for ch in gap):
+        return False
+    if not before.group()[-1].isdigit() or not before.group().lstrip("+-").isdigit():
+        return False
+    if _ZERO_GROUP.fullmatch(word.group()):
+        return True
+    return len(gap) == 1 and gap in _GROUPING_SPACES and bool(_ANY_GROUP.fullmatch(word.group()))
+
+
+def _check_plain_commas(text: str, where: str) -> None:
+    """Refuse commas that could be decimal commas or group digits (module docstring)."""
+    lines = [line for line in _ROW_SEP.split(text) if line.strip()]
+    row = (lambda r: f"row {r}: ") if len(lines) > 1 else (lambda r: "")
+    words = [(r, line, w) for r, line in enumerate(lines, start=1) for w in line.split()]
+    for r, _, w in words:
+        core = w.strip(",")
+        if _COMMA_GROUPS.fullmatch(core) or _DOT_GROUPS_DECIMAL_COMMA.fullmatch(core):
+            raise InputError(f"{where}{row(r)}{_grouped_message(core)}")
+    pairs = [(r, line, w.strip(",")) for r, line, w in words if _COMMA_PAIR.fullmatch(w.strip(","))]
+    if not pairs:
+        return
+    separating = any(w.count(",") > 1 or _has_loose_comma(w) for _, _, w in words)
+    if separating:
+        cells = [c for line in lines for c in _LOOSE_CELL_SEP.split(line) if c]
+        if not all(_COMMA_PAIR.fullmatch(c) for c in cells):
+            return
+    r, line, w = pairs[0]
+    raise InputError(f"{where}{row(r)}{_pair_message(w, line.strip(), len(line.split()) > 1)}")
+
+
+def _has_loose_comma(word: str) -> bool:
+    """Whether `word` (no spaces) has a comma without a digit on each side."""
+    return any(
+        ch == "," and not (0 < i < len(word) - 1 and _digit(word[i - 1]) and _digit(word[i + 1]))
+        for i, ch in enumerate(word)
+    )
+
+
+def _digit(ch: str) -> bool:
+    return "0" <= ch <= "9"
+
+
+def _pair_rewrites(word: str) -> tuple[str, str]:
+    """A number pair like 1,5 written with a decimal point, and as two numbers."""
+    if len(word) > _SHORT:
+        return "1.5", "1, 5"
+    a, b = word.split(",")
+    return f"{a}.{b}", f"{a}, {b}"
+
+
+def _pair_message(word: str, line: str, spaced: bool) -> str:
+    """What to write instead of a number pair like 1,5 that may hold a decimal comma."""
+    point, apart = _pair_rewrites(word)
+    if spaced and len(line) <= _SHORT:  # rewrite the whole row
+        point = _TIGHT_COMMA.sub(".", line)
+        apart = ", ".join(part for part in re.split(r"[\s,]+", line) if part)
+        return (
+            f"{_quote(line)} looks like decimal commas: write {point}, "
+            f'or separate numbers with ", " as in {apart}'
+        )
+    if spaced:
+        return (
+            f"{_quote(line)} looks like decimal commas: write {point} for {_quote(word)}, "
+            f'or separate numbers with ", " as in {apart}'
+        )
+    if len(word) > _SHORT:
+        return (
+            f"{_quote(word)} could be one number with a decimal comma or two numbers: "
+            f'write a decimal point, as in 1.5, or separate numbers with ", " as in 1, 5'
+        )
+    a, b = word.split(",")
+    return (
+        f"{_quote(word)} could be one number ({point}, with a decimal comma) or two "
+        f"({a} and {b}): write {point} or {apart}"
+    )
+
+
+def _grouped_message(core: str) -> str:
+    """What to write instead of digits grouped by commas (or dots, with a decimal comma)."""
+    short = len(core) <= _SHORT
+    if "," in core and "." in core and core.index(".") < core.index(","):  # 1.000,5
+        one = core.replace(".", "").replace(",", ".") if short else "1000.5"
+        return (
+            f"{_quote(core)} looks like one number with a decimal comma: write {one}, "
+            'or separate numbers with ", "'
+        )
+    digits = core.replace(",", "") if short else "1000"
+    if core.count(",") == 1 and "." not in core:  # 1,000: decimal comma, grouping or two
+        a, b = core.split(",")
+        if short:
+            return (
+                f"{_quote(core)} could be {a}.{b} (a decimal comma), {digits} (digits grouped "
+                f"by a comma) or two numbers: write {a}.{b}, {digits} or {a}, {b}"
+            )
+    return (
+        f"{_quote(core)} looks like one number with its digits grouped by commas: write "
+        f'{digits} for one number, or separate numbers with ", "'
+    )
 
 
 def _check_length(text: str) -> None:
@@ -197,21 +402,29 @@ def _plain_rows(text: str) -> list[list[str]]:
     return rows
 
 
-def _literal_rows(text: str) -> list[list[str]]:
-    """Rows of a bracketed literal, optionally wrapped as in ``tensor([...], dtype=...)``."""
-    _check_brackets(text)
+def _literal_rows(
+    text: str, *, ask: bool = True, where: str = "", shown: str | None = None
+) -> list[list[str]]:
+    """Rows of a bracketed literal, optionally wrapped as in ``tensor([...], dtype=...)``.
+
+    `shown`: the text as typed, when `text` is a tuple with its parentheses made square (the
+    messages then name "(" and ")"). `ask`: refuse a list spaced like NumPy's with a tight
+    comma in it, as decimal commas."""
+    opener, closer = ("(", ")") if shown is not None else ("[", "]")
+    _check_brackets(text, shown if shown is not None else text)
     head = _HEAD.match(text)
     assert head is not None  # every part of the pattern is optional
-    top, end = _scan_lists(text, head.end())
+    top, end = _scan_lists(text, head.end(), ask=ask, where=where)
     if not top:
         before = text[head.end() : text.index("[")].strip()
-        raise InputError(f'unexpected text before the first "[": {_quote(before)}')
-    _check_tail(text[end:], wrapped=head.group("paren") is not None)
+        raise InputError(f'unexpected text before the first "{opener}": {_quote(before)}')
+    _check_tail(text[end:], wrapped=head.group("paren") is not None, closer=closer)
     return _tree_rows(top[0] if len(top) == 1 else top)
 
 
-def _check_brackets(text: str) -> None:
-    """Raise unless the square brackets balance and nest at most _MAX_DEPTH deep."""
+def _check_brackets(text: str, shown: str) -> None:
+    """Raise unless the square brackets balance and nest at most _MAX_DEPTH deep; `shown`
+    (the same length) is the text as typed, for the messages."""
     open_at: list[int] = []
     for i, ch in enumerate(text):
         if ch == "[":
@@ -221,24 +434,31 @@ def _check_brackets(text: str) -> None:
         elif ch == "]":
             if not open_at:
                 raise InputError(
-                    f'unbalanced brackets: the "]" at {_location(text, i)} has no matching "["'
+                    f'unbalanced brackets: the "{shown[i]}" at {_location(text, i)} has no '
+                    f'matching "{"(" if shown[i] == ")" else "["}"'
                 )
             open_at.pop()
     if open_at:
+        i = open_at[-1]
         raise InputError(
-            f'unbalanced brackets: the "[" at {_location(text, open_at[-1])} is never closed'
+            f'unbalanced brackets: the "{shown[i]}" at {_location(text, i)} is never closed'
         )
 
 
-def _scan_lists(text: str, start: int) -> tuple[list[Node], int]:
+def _scan_lists(
+    text: str, start: int, *, ask: bool = False, where: str = ""
+) -> tuple[list[Node], int]:
     """Read bracketed lists from text[start:], whose brackets are known to balance.
 
     Items are separated by commas and/or whitespace. Stops at the first character outside
     all brackets that is not "[", "," or whitespace; returns the lists and that position.
+    With `ask`, a list with items separated by whitespace alone and a tight comma is refused.
     """
     top: list[Node] = []
     stack = [top]
     comma_ok = [False]  # per open list: an item came since the last comma or the "["
+    spaced = [False]  # per open list: two items with no comma between them
+    tight = [-1]  # per open list: where its first comma between two digits is, or -1
     i = start
     while i < len(text):
         ch = text[i]
@@ -248,18 +468,28 @@ def _scan_lists(text: str, start: int) -> tuple[list[Node], int]:
             comma_ok[-1] = True
             stack.append(child)
             comma_ok.append(False)
+            spaced.append(False)
+            tight.append(-1)
         elif ch == "]":
+            if ask and spaced[-1] and tight[-1] >= 0:
+                raise InputError(f"{where}{_spaced_list_message(text, tight[-1])}")
             stack.pop()
             comma_ok.pop()
+            spaced.pop()
+            tight.pop()
         elif ch == ",":
             if not comma_ok[-1]:
                 raise InputError(f'unexpected "," at {_location(text, i)}')
             comma_ok[-1] = False
+            between_digits = 0 < i < len(text) - 1 and _digit(text[i - 1]) and _digit(text[i + 1])
+            if tight[-1] < 0 and between_digits:
+                tight[-1] = i
         elif not ch.isspace():
             if len(stack) == 1:
                 break
             atom = _ATOM.match(text, i)
             assert atom is not None  # ch is none of the characters an atom excludes
+            spaced[-1] = spaced[-1] or comma_ok[-1]
             stack[-1].append(atom.group())
             comma_ok[-1] = True
             i = atom.end()
@@ -268,7 +498,23 @@ def _scan_lists(text: str, start: int) -> tuple[list[Node], int]:
     return top, i
 
 
-def _check_tail(tail: str, *, wrapped: bool) -> None:
+def _spaced_list_message(text: str, comma: int) -> str:
+    """The message for a list like [1,5 2,5]: the number pair around text[comma] quoted."""
+    left = comma
+    while left > 0 and _digit(text[left - 1]):
+        left -= 1
+    right = comma + 1
+    while right < len(text) and _digit(text[right]):
+        right += 1
+    pair = text[left:right]
+    point, apart = _pair_rewrites(pair)
+    return (
+        f"{_quote(pair)} looks like a decimal comma, in a list whose numbers are separated by "
+        f'spaces: write {point}, or separate every number with ", " as in {apart}'
+    )
+
+
+def _check_tail(tail: str, *, wrapped: bool, closer: str = "]") -> None:
     """Allow only ``, dtype=..., device=...)`` after the lists of a wrapped literal."""
     rest = tail.strip()
     if wrapped:
@@ -280,7 +526,7 @@ def _check_tail(tail: str, *, wrapped: bool) -> None:
         if not rest and after.strip():
             raise InputError(f'unexpected text after ")": {_quote(after.strip())}')
     if rest:
-        raise InputError(f'unexpected text after the last "]": {_quote(rest)}')
+        raise InputError(f'unexpected text after the last "{closer}": {_quote(rest)}')
 
 
 def _tree_rows(tree: list[Node]) -> list[list[str]]:

@@ -36,7 +36,7 @@ def encode_matrix(x: np.ndarray) -> str:
 
 def decode_matrix(text: str) -> np.ndarray:
     """The inverse of encode_matrix, with the parser's checks and caps."""
-    return parse_embeddings(text.replace(";", "\n"))
+    return parse_embeddings(text.replace(";", "\n"), commas="separate")
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class Param:
             raise InputError(f"{self.name}: {err}") from err
 
     def _decode_vector(self, raw: str) -> np.ndarray:
-        return parse_vector(raw, name=self.name)
+        return parse_vector(raw, name=self.name, commas="separate")
 
     def _decode_float(self, raw: str) -> float:
         value = float(parse_vector(raw, 1, name=self.name)[0])

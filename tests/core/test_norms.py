@@ -15,6 +15,7 @@ Two conventions run through the file:
 """
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -631,6 +632,31 @@ def test_batch_norm_by_hand(cfg):
     assert_allclose(trace.y, [[-1.0, -1.0], [1.0, 1.0]], **tol)
     assert_allclose(trace.running_mean, [0.2, 2.0], **tol)  # 0.9 * 0 + 0.1 * mean
     assert_allclose(trace.running_var, [1.1, 20.9], **tol)  # 0.9 * 1 + 0.1 * unbiased var
+
+
+@pytest.mark.parametrize(("a", "n"), [(3e153, 64), (2e153, 64), (5e153, 8), (1e154, 4)])
+def test_running_variance_is_finite_where_the_unbiased_variance_is(a, n):
+    """Feature 0 alternates a and -a over n tokens: variance a^2, unbiased n / (n - 1) a^2,
+    finite, while var * n (the old order of operations) overflows to inf. Expected values
+    are exact fractions of the float64 inputs, rounded once."""
+    x = np.array([[a, 0.0], [-a, 1.0]] * (n // 2), dtype=np.float64)
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.float64(a) ** 2 * n)  # what var * n / (n - 1) computed first
+
+    trace = lnlab.batch_norm_trace(x, dtype="float64")
+
+    column = [Fraction(v) for v in x[:, 0]]
+    mean = sum(column, Fraction(0)) / n
+    var = sum(((v - mean) ** 2 for v in column), Fraction(0)) / n
+    running_var = Fraction(9, 10) + Fraction(1, 10) * var * n / (n - 1)
+    assert np.isfinite(trace.running_var).all()
+    assert_allclose(trace.var[0], float(var), rtol=1e-14)
+    assert_allclose(trace.running_var[0], float(running_var), rtol=1e-14)
+    assert_allclose(
+        trace.running_var[1],
+        float(Fraction(9, 10) + Fraction(1, 10) * Fraction(n, 4 * (n - 1))),
+        rtol=1e-14,
+    )
 
 
 PAD_VALUES = st.sampled_from([0.0, np.nan, 1e300, -1e300, np.inf]) | st.floats()

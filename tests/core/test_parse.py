@@ -81,6 +81,32 @@ ACCEPTED = [
     ("1e−3", [[0.001]]),
     ("\u20131 \ufe632 \uff0d3 \u2013.5", [[-1, -2, -3, -0.5]]),
     ("[−1, −2]", [[-1, -2]]),
+    # a leading byte-order mark is dropped
+    ("\ufeff1, 2, 3", [[1, 2, 3]]),
+    ("\ufeff[1, 2]\n", [[1, 2]]),
+    ("\ufeff(1, 2)", [[1, 2]]),
+    # a token in parentheses reads as in square brackets
+    ("(1, 2, 3)", [[1, 2, 3]]),
+    ("  (1 2 3)  ", [[1, 2, 3]]),
+    ("(1, 2)\n(3, 4)", TWO_BY_TWO),
+    ("(1, 2), (3, 4)", TWO_BY_TWO),
+    ("((1, 2), (3, 4))", TWO_BY_TWO),
+    ("(1,5)", [[1, 5]]),  # a Python tuple: its comma separates
+    ("[1,5]", [[1, 5]]),  # a Python list, likewise
+    # commas that separate: a loose comma anywhere, or a word with two or more commas
+    ("1, 5", [[1, 5]]),
+    ("1 ,5", [[1, 5]]),
+    ("1,2,3", [[1, 2, 3]]),
+    ("1,2,3\n4,5,6", [[1, 2, 3], [4, 5, 6]]),
+    ("1,2,3 4,5", [[1, 2, 3, 4, 5]]),
+    ("0.5,1.5", [[0.5, 1.5]]),  # a comma next to a decimal point cannot be a decimal comma
+    ("1,.5", [[1, 0.5]]),
+    # spaces between whole numbers that are not digit groups
+    ("100 200 300", [[100, 200, 300]]),
+    ("1 234", [[1, 234]]),  # a plain space separates; only a group starting with 0 is asked
+    ("1 0 0", [[1, 0, 0]]),
+    ("12.5 000", [[12.5, 0]]),  # not a whole number before the group
+    ("1, 000", [[1, 0]]),  # a comma between: two numbers
 ]
 
 
@@ -183,7 +209,77 @@ REJECTED = [
     ("1 \x00", ['row 1, column 2: "\\x00" is not a number']),
     ("1 a\u202eb", ['"a\\u202eb" is not a number']),
     ("1 2\n3 4 5 ⁵", ["row 2 has 4 numbers but row 1 has 2"]),
+    # parentheses: the messages name them
+    ("(1, 2", ['unbalanced brackets: the "(" at line 1, character 1 is never closed']),
+    ("(1, 2))", ['the ")" at line 1, character 7 has no matching "("']),
+    ("(1, 2) foo", ['unexpected text after the last ")": "foo"']),
+    ("((((1))))", ["nested too deeply"]),
+    ("(1,5 2,5)", ['"1,5" looks like a decimal comma', "write 1.5", "1, 5"]),
 ]
+
+# Text that could be read two ways: refused with what was seen and how to write it.
+AMBIGUOUS = [
+    (
+        "1,5",
+        [
+            '"1,5" could be one number (1.5, with a decimal comma) or two (1 and 5)',
+            "write 1.5 or 1, 5",
+        ],
+    ),
+    ("0,5", ["0.5", "0, 5"]),
+    ("-0,25", ['"-0,25" could be one number (-0.25']),
+    ("1,5e3", ["1.5e3"]),
+    ("1,5,", ['"1,5" could be one number']),
+    (
+        "1,5 2,5 3,5",
+        [
+            '"1,5 2,5 3,5" looks like decimal commas: write 1.5 2.5 3.5',
+            'separate numbers with ", " as in 1, 5, 2, 5, 3, 5',
+        ],
+    ),
+    ("1,5 2", ['"1,5 2" looks like decimal commas: write 1.5 2,']),
+    ("1,5, 2,5", ['"1,5, 2,5" looks like decimal commas: write 1.5, 2.5,']),
+    ("1,2\n3,4", ['row 1: "1,2" could be one number (1.2']),
+    ("1,5;2,5", ['row 1: "1,5" could be one number']),
+    ("1 2\n3,5 4", ['row 2: "3,5 4" looks like decimal commas']),
+    (" ".join(["1,5"] * 10), ['looks like decimal commas: write 1.5 for "1,5"']),
+    (
+        "1,000",
+        [
+            '"1,000" could be 1.000 (a decimal comma), 1000 (digits grouped by a comma) '
+            "or two numbers"
+        ],
+    ),
+    (
+        "12,345,678",
+        ['"12,345,678" looks like one number with its digits grouped by commas', "write 12345678"],
+    ),
+    ("1,000.5", ["grouped by commas", "write 1000.5"]),
+    ("1, 2, 3,000", ['"3,000" could be 3.000']),  # where commas separate too
+    ("1.000,5", ['"1.000,5" looks like one number with a decimal comma: write 1000.5']),
+    (
+        "1 000 000",
+        [
+            '"1 000 000" looks like one number with its digits grouped by spaces',
+            'write 1000000 for one number, or separate numbers with ", " as in 1, 000, 000',
+        ],
+    ),
+    ("2 050", ['"2 050" looks like one number', "write 2050"]),
+    ("5, 1 000", ['"1 000" looks like one number']),
+    ("1\u202f500", ['"1\\u202f500" looks like one number', "write 1500"]),
+    ("1\xa0234\xa0567", ["write 1234567"]),
+    ("1\u2009500", ["write 1500"]),
+    ("[1 000]", ['"1 000" looks like one number']),
+]
+
+
+@pytest.mark.parametrize(("text", "fragments"), AMBIGUOUS)
+def test_ambiguous_commas_and_spaces_are_asked_about(text: str, fragments: list[str]) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_embeddings(text)
+    message = str(caught.value)
+    for fragment in fragments:
+        assert fragment in message
 
 
 @pytest.mark.parametrize(("text", "fragments"), REJECTED)
@@ -220,6 +316,8 @@ VECTORS = [
     ("2", 4, [2, 2, 2, 2]),
     ("[2]", 1, [2]),
     ("−0.5", None, [-0.5]),
+    ("(1, 2)", None, [1, 2]),
+    ("\ufeff0.5", 2, [0.5, 0.5]),
 ]
 
 
@@ -244,6 +342,9 @@ BAD_VECTORS = [
     (" ".join(["1"] * 65), None, ["gamma has 65 values", "limit is 64"]),
     ("[1, 2", None, ["unbalanced brackets"]),
     ("1" * 200_000, None, ["200,000 characters"]),
+    ("0,5", 1, ['gamma: "0,5" could be one number (0.5']),
+    ("1,5", 2, ['gamma: "1,5" could be one number']),
+    ("1 000", None, ['gamma: "1 000" looks like one number']),
 ]
 
 
@@ -253,6 +354,53 @@ def test_bad_vectors(text: str, n: int | None, fragments: list[str]) -> None:
         parse_vector(text, n, name="gamma")
     for fragment in fragments:
         assert fragment in str(caught.value)
+
+
+def test_separate_commas_read_every_comma_as_a_separator() -> None:
+    """Text a program wrote with "," between numbers (a shared link) means what it says."""
+    np.testing.assert_array_equal(parse_embeddings("1,5", commas="separate"), [[1, 5]])
+    np.testing.assert_array_equal(
+        parse_embeddings("1,2\n3,4", commas="separate"), np.array(TWO_BY_TWO)
+    )
+    np.testing.assert_array_equal(parse_vector("1,5", commas="separate"), [1, 5])
+    np.testing.assert_array_equal(parse_vector("1,000", commas="separate"), [1, 0])
+    with pytest.raises(InputError, match="grouped by spaces"):
+        parse_embeddings("1 000", commas="separate")
+    with pytest.raises(ValueError, match="commas"):
+        parse_embeddings("1", commas="guess")
+
+
+def test_labels_drop_a_leading_byte_order_mark() -> None:
+    assert parse_labels("\ufeffthe, cat", 2) == ["the", "cat"]
+
+
+decimals = st.tuples(st.integers(0, 10**6), st.integers(1, 10**6))
+
+
+@given(st.lists(decimals, min_size=1, max_size=8), st.sampled_from([" ", "  ", "\t", "; ", "\n"]))
+def test_decimal_commas_are_never_read_silently(pairs, separator) -> None:
+    """Numbers written with a decimal comma, apart by spaces, tabs or rows: always asked."""
+    text = separator.join(f"{a},{b}" for a, b in pairs)
+    with pytest.raises(InputError, match="decimal comma"):
+        parse_embeddings(text)
+
+
+@given(st.integers(1000, 10**15), st.sampled_from([",", "\u00a0", "\u2007", "\u2009", "\u202f"]))
+def test_grouped_digits_are_never_read_silently(n, group) -> None:
+    """A whole number of four or more digits, grouped by threes with a comma or a grouping
+    space: always asked, never read as several numbers."""
+    text = f"{n:,}".replace(",", group)
+    with pytest.raises(InputError, match="grouped"):
+        parse_embeddings(text)
+    with pytest.raises(InputError, match="grouped"):
+        parse_embeddings(f"7, {text}, 8")
+
+
+@given(st.integers(1, 999), st.lists(st.integers(0, 99), min_size=1, max_size=4))
+def test_space_groups_with_a_leading_zero_are_never_read_silently(head, groups) -> None:
+    text = " ".join([str(head), *(f"{g:03d}" for g in groups)])
+    with pytest.raises(InputError, match="grouped by spaces"):
+        parse_embeddings(text)
 
 
 def test_vector_default_name() -> None:

@@ -116,6 +116,19 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "word-colons": lambda n: "w:" + _run("1,", n),
     "equals": lambda n: "=" * n,
     "parens-close": lambda n: "[1]" + ")" * n,
+    # decimal commas, digit groups and tuples (asked about, or read as lists)
+    "comma-pairs": lambda n: _run("1,5 ", n),
+    "comma-pairs-separated": lambda n: _run("1,5, ", n),
+    "comma-groups": lambda n: "1" + _run(",000", n),
+    "comma-digits": lambda n: _run("1,", n) + "1",
+    "space-groups": lambda n: "1" + _run(" 000", n),
+    "space-groups-broken": lambda n: _run("1 000x ", n),
+    "thin-space-groups": lambda n: "1" + _run("\u202f123", n),
+    "digit-runs-spaced": lambda n: _run("123 ", n),
+    "tuple-open": lambda n: "(" + _run("1, ", n),
+    "tuples": lambda n: _run("(1, 2)\n", n),
+    "tuple-spaced-comma": lambda n: "(" + _run("1,5 ", n) + ")",
+    "bom-then-spaces": lambda n: "\ufeff" + " " * n + "1",
 }
 
 

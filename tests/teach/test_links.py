@@ -55,6 +55,16 @@ def test_matrix_round_trip_is_exact(x):
     assert np.array_equal(back, x)
 
 
+def test_compact_link_commas_separate_numbers():
+    """A link writes "," between numbers, so "1,5" there is two numbers, never 1.5; a float
+    parameter holds one number, so a decimal comma in it is asked about."""
+    decoded = decode_link({"v": "1", "x": "1,5;2,5", "gamma": "1,5"}, SPEC)
+    np.testing.assert_array_equal(decoded["x"], [[1.0, 5.0], [2.0, 5.0]])
+    np.testing.assert_array_equal(decoded["gamma"], [1.0, 5.0])
+    with pytest.raises(InputError, match=r"0\.5"):
+        decode_link({"v": "1", "eps": "0,5"}, SPEC)
+
+
 def test_state_round_trip():
     state = {
         "x": np.array([[0.1, 0.3, -0.2, 0.8], [0.0, 0.1, 0.4, -0.1]]),

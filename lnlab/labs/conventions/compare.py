@@ -76,6 +76,10 @@ def _power_of_ten(v: float) -> str:
     return f"10^{{{exponent}}}" if v > 0 and 10.0**exponent == v else num(v)
 
 
+# RMSNorm's epsilon in Meta's reference LLaMA code (norm_eps); Hugging Face's LlamaConfig
+# defaults rms_norm_eps to 1e-6 instead, and each checkpoint's config sets its own.
+LLAMA_EPS = 1e-5
+
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("pytorch", "PyTorch nn.LayerNorm", "PyTorch", DEFAULT_EPS, "torch.nn.LayerNorm"),
     Convention(
@@ -102,10 +106,12 @@ CONVENTIONS: tuple[Convention, ...] = (
     ),
     Convention(
         "rmsnorm",
-        "RMSNorm (LLaMA, T5)",
+        "RMSNorm (LLaMA)",
         "RMSNorm",
-        1e-6,
-        "LLaMA and T5: x / sqrt(mean(x^2) + eps), no mean, no beta",
+        LLAMA_EPS,
+        "LLaMA: x / sqrt(mean(x^2) + eps), no mean, no beta, eps = 1e-5 as Meta's reference "
+        "code sets it (Hugging Face's LlamaConfig defaults to 1e-6; T5 uses the same formula "
+        "with 1e-6)",
         centred=False,
     ),
 )

@@ -225,7 +225,9 @@ _DIFFERENCES = (  # key, title, setting, finding (from the token's numbers), for
         "Subtract the mean, or not: RMSNorm",
         "RMSNorm (LLaMA, T5) skips the mean: it divides $x$ by its root mean square and has no "
         "β. For a token whose mean is 0 that root mean square is σ, and the outputs match "
-        "Layer Norm's up to their ε; the further the mean from 0, the more they differ.",
+        "Layer Norm's up to their ε; the further the mean from 0, the more they differ. "
+        "Its ε here is LLaMA's, 10⁻⁵, as Meta's reference code sets it (Hugging Face's "
+        "LlamaConfig defaults to 10⁻⁶, and T5 uses 10⁻⁶).",
         lambda n: "",
         r"y_i = \frac{x_i}{\sqrt{\tfrac{1}{D}\sum_j x_j^2 + \epsilon}}",
         _rms_worked,

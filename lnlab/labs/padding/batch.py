@@ -618,7 +618,8 @@ def running_statistics(lab: PaddingLab, steps: int, momentum: float = MOMENTUM) 
         raise InputError(f"the steps must be a whole number from 1 to {MAX_STEPS}, not {steps}")
     bn = lab.norms.naive_bn
     n = bn.count
-    unbiased = bn.var * n / (n - 1) if n > 1 else np.full_like(bn.var, np.nan)
+    # n / (n - 1) first: var * n overflows where var is near the float64 maximum
+    unbiased = bn.var * (n / (n - 1)) if n > 1 else np.full_like(bn.var, np.nan)
     mean, var = [np.zeros(DIM)], [np.ones(DIM)]
     for _ in range(steps):
         mean.append((1 - momentum) * mean[-1] + momentum * bn.mean)

@@ -68,7 +68,7 @@ class BatchNorm(nn.Module):
             mean = (x * w).sum((0, 1)) / n
             var = ((x - mean) ** 2 * w).sum((0, 1)) / n
             with torch.no_grad():
-                unbiased = var * n / (n - 1)
+                unbiased = var * (n / (n - 1))  # var * n could overflow; the ratio cannot
                 self.running_mean.lerp_(mean, self.momentum)
                 self.running_var.lerp_(unbiased, self.momentum)
                 self.last_var = var.mean().item()

@@ -3,6 +3,7 @@ formula, the tolerance rule, and the checker's verdicts recomputed independently
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -63,7 +64,7 @@ REFERENCE_OUTPUTS = {
     "bert": lambda x: _ln(x, 1e-12),
     "annotated": lambda x: _eps_outside(x, 1e-6, ddof=1),
     "numpy": lambda x: _eps_outside(x, 1e-6, ddof=0),
-    "rmsnorm": lambda x: F.rms_norm(_torch(x), (x.shape[-1],), eps=1e-6).numpy(),
+    "rmsnorm": lambda x: F.rms_norm(_torch(x), (x.shape[-1],), eps=1e-5).numpy(),
 }
 
 
@@ -89,7 +90,7 @@ def test_hand_derived_outputs_for_2_4_6_8():
         "bert": CENTRED / np.sqrt(5 + 1e-12),
         "annotated": CENTRED / (np.sqrt(20 / 3) + 1e-6),
         "numpy": CENTRED / (np.sqrt(5) + 1e-6),
-        "rmsnorm": SMALL[0] / np.sqrt(30 + 1e-6),  # mean of squares (4 + 16 + 36 + 64) / 4
+        "rmsnorm": SMALL[0] / np.sqrt(30 + 1e-5),  # mean of squares (4 + 16 + 36 + 64) / 4
     }
     for key, y in expected.items():
         run = comparison.run(key)
@@ -433,7 +434,22 @@ def test_root_mean_square_has_one_home_in_norms():
     assert np.isfinite(root_mean_square(x)).all()
     assert conventions.root_mean_square is root_mean_square
     run = compare_conventions(x[:1]).run("rmsnorm")
-    assert run.denominator[0] == root_mean_square(x[:1], 1e-6)[0]
+    assert run.denominator[0] == root_mean_square(x[:1], 1e-5)[0]
+
+
+def test_llama_s_epsilon_is_the_reference_code_s():
+    """Meta's reference LLaMA code sets RMSNorm's eps (norm_eps) to 1e-5; Hugging Face's
+    LlamaConfig defaults to 1e-6 and T5 uses 1e-6, so the name says LLaMA alone."""
+    c = convention("rmsnorm")
+    assert c.eps == 1e-5
+    assert "LLaMA" in c.name and "T5" not in c.name
+    assert "eps = 1e-5" in c.source and "Hugging Face" in c.source and "1e-6" in c.source
+    assert "10^{-5}" in c.formula
+    table = conventions_table(compare_conventions(SMALL)).set_index("convention")
+    assert table.loc["RMSNorm", "eps"] == "1e-05"
+    x = np.array([[2.0, 4.0, 6.0, 8.0]])
+    expected = [float(v) / math.sqrt(30 + 1e-5) for v in x[0]]  # mean of squares 120 / 4
+    np.testing.assert_allclose(compare_conventions(x).run("rmsnorm").y[0], expected, rtol=1e-15)
 
 
 def test_the_annotated_transformer_needs_both_options():

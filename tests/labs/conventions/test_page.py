@@ -56,7 +56,7 @@ def _outputs(x: np.ndarray) -> dict[str, np.ndarray]:
         "BERT (TensorFlow)": _ln(x, 1e-12),
         "Annotated Transformer": centred / (x.std(ddof=1) + 1e-6),
         "NumPy tutorial (Lecture 5)": centred / (x.std() + 1e-6),
-        "RMSNorm (LLaMA, T5)": x / np.sqrt(np.mean(x**2) + 1e-6),
+        "RMSNorm (LLaMA)": x / np.sqrt(np.mean(x**2) + 1e-5),
     }
 
 
