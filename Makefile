@@ -32,6 +32,8 @@ cluster: $(VENV)/.runtime-installed
 compose-check: $(VENV)/.dev-installed
 	PYTHON=$(BIN)/python scripts/compose-check
 
+# Everything CI runs: lint, the tests that need no browser on every core (pytest-xdist), then
+# the browser tests one at a time (each already drives a server and Chromium on both cores).
 test: $(VENV)/.dev-installed $(NODE_TOOLS)
 	scripts/ensure-chromium
 	scripts/ensure-postgresql
@@ -39,7 +41,8 @@ test: $(VENV)/.dev-installed $(NODE_TOOLS)
 	scripts/ensure-node
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto -m "not browser"
+	$(BIN)/python -m pytest -m browser
 
 # Lint, and the tests that need no browser and no service: not `browser` (Chromium), not
 # `services` (PostgreSQL, HAProxy, the app started as servers; tests/conftest.py marks them).
