@@ -63,6 +63,10 @@ def _accepts_gzip(scope: dict[str, Any]) -> bool:
     return False
 
 
+def _has(scope: dict[str, Any], header: bytes) -> bool:
+    return any(name == header for name, _ in scope.get("headers", []))
+
+
 def _static(path: str) -> bool:
     from lnlab.ui.served import base_path
 
@@ -81,8 +85,9 @@ class Compress:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         plain = scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD")
-        if plain or not _static(scope.get("path", "")):
-            await self.app(scope, receive, send)
+        asks = not plain and (_accepts_gzip(scope) or _has(scope, b"if-none-match"))
+        if not asks or not _static(scope.get("path", "")):
+            await self.app(scope, receive, send)  # nothing to add: Streamlit answers as it does
             return
         start, body = await buffered(self.app, scope, receive)
         headers = dict(start.get("headers", []))

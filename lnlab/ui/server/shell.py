@@ -25,8 +25,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from starlette.datastructures import Headers
-
 from lnlab.ui.server.asgi import buffered, send_whole
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
@@ -38,6 +36,14 @@ COPY_JS = ASSETS_DIR / "copy.js"
 # they work under any base path.
 ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS, "lnlab-copy.js": COPY_JS}
 MARK = "<!-- lnlab shell -->"
+SCRIPT_START = {  # how ASSETS are answered (send_whole sets the length)
+    "type": "http.response.start",
+    "status": 200,
+    "headers": [
+        (b"content-type", b"text/javascript; charset=utf-8"),
+        (b"cache-control", b"no-cache"),
+    ],
+}
 
 
 def _rules(css: str) -> str:
@@ -97,7 +103,7 @@ class Shell:
         path = scope.get("path", "")
         name = path.rsplit("/", 1)[-1]
         if name in ASSETS:
-            await _send(send, 200, ASSETS[name].read_bytes(), "text/javascript; charset=utf-8")
+            await send_whole(send, scope, SCRIPT_START, ASSETS[name].read_bytes())
             return
         if _page_path(path) is None:
             await self.app(scope, receive, send)
@@ -107,10 +113,3 @@ class Shell:
         if start.get("status") == 200 and kind.startswith(b"text/html") and data:
             data = with_head(data.decode("utf-8")).encode("utf-8")
         await send_whole(send, scope, start, data)
-
-
-async def _send(send: Any, status: int, data: bytes, media_type: str) -> None:
-    headers = Headers({"content-type": media_type, "cache-control": "no-cache"})
-    raw = [*headers.raw, (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": data})
