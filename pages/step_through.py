@@ -42,7 +42,7 @@ def _open_link() -> None:
     with a notice, as any other bad link does."""
     new = ui.open_link(state.PAGE, FIELDS)
     state.set_defaults(ss)
-    ui.within("st_eps", 0.0, state.EPS_MAX, DEFAULT_EPS, "Epsilon")
+    ui.keep_in_range("st_eps", 0.0, state.EPS_MAX, DEFAULT_EPS, "Epsilon")
     if not new:
         return
     try:
@@ -136,14 +136,13 @@ def _inputs() -> tk.TokenInputs:
         ss.st_token = 0
     token_col, eps_col, gamma_col, beta_col = st.columns(4)
     ui.token_choice(token_col, "Token", "st_token", labels)
-    eps_col.number_input(
+    ui.number_box(
+        eps_col,
         "Epsilon ε",
-        min_value=0.0,
-        max_value=state.EPS_MAX,
+        "st_eps",
         step=DEFAULT_EPS,
         format="%g",
-        key="st_eps",
-        help="Added to the variance before the square root. Set it to 0 to see why.",
+        help="Added to the variance before the square root, from 0 to 1. Set it to 0 to see why.",
         persist_state=KEEP,
     )
     for col, key, name in ((gamma_col, "st_gamma", "γ (gamma)"), (beta_col, "st_beta", "β (beta)")):

@@ -129,12 +129,16 @@ def indistinct(q: Question) -> list[str]:
     found = [] if len(set(texts)) == len(texts) else [f"options print alike: {texts}"]
     groups = {q.text(q.answer): RIGHT, **{q.text(w.answer): w.misconception for w in q.wrong}}
     for text, group in groups.items():
-        if diagnose(q, text).group != group:
+        if diagnose(q, text, picked=True).group != group:
             found.append(f"option {text} is not marked {group}")
     if q.choices:
         return found
-    exact = {repr(float(q.answer)): RIGHT} if math.isfinite(float(q.answer)) else {}
-    exact |= {repr(float(w.answer)): w.misconception for w in q.wrong}
+
+    def typed(v: float) -> str:  # every digit: "1.0000000000000000e+00", not "1.0"
+        return f"{float(v):.16e}"
+
+    exact = {typed(q.answer): RIGHT} if math.isfinite(float(q.answer)) else {}
+    exact |= {typed(w.answer): w.misconception for w in q.wrong}
     for text, group in exact.items():
         if diagnose(q, text).group != group:
             found.append(f"{text} typed is not marked {group}")

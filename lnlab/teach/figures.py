@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
 from lnlab.core.numbers import fmt
+from lnlab.teach.claims import claim
 
 OKABE_ITO = (
     "#0072B2",  # blue
@@ -297,4 +298,4 @@ def spread(values: object) -> str:
         return "all NaN"
     nan = v.size - finite.size
     text = f"from {fmt(float(finite.min()))} to {fmt(float(finite.max()))}"
-    return text + (f" ({nan} NaN)" if nan else "")
+    return text + claim("figures.some_nan", nan > 0, f" ({nan} NaN)", values=v)

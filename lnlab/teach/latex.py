@@ -18,7 +18,7 @@ MAX_SHOWN = 8  # longer vectors show their first and last few entries around a \
 COMMA = r",\allowbreak\ "
 
 
-def num(v: float, scale: float = 1.0) -> str:
+def num(v: float, scale: float | None = None) -> str:
     """A number as lnlab.core.numbers.fmt rounds it, in LaTeX (1e-05 -> 10^{-5})."""
     v = float(v)
     if np.isnan(v):
@@ -33,7 +33,7 @@ def num(v: float, scale: float = 1.0) -> str:
     return text
 
 
-def term(v: float, scale: float = 1.0) -> str:
+def term(v: float, scale: float | None = None) -> str:
     """A number ready to stand inside a sum: negatives in parentheses."""
     text = num(v, scale)
     return f"({text})" if text.startswith("-") else text

@@ -26,12 +26,13 @@ from lnlab.teach.tables import table_html
 
 @dataclass(frozen=True)
 class Metric:
-    """One number with its label; `scale` is what "zero up to rounding" is measured against."""
+    """One number with its label; `scale` is what "zero up to rounding" is measured against
+    (None: the value itself, so only 0 shows as 0; lnlab.core.numbers.fmt)."""
 
     label: str
     value: float
     help: str = ""
-    scale: float = 1.0
+    scale: float | None = None
 
 
 @dataclass(frozen=True)

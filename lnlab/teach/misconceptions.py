@@ -60,6 +60,12 @@ MISCONCEPTIONS: dict[str, Misconception] = {
             "Epsilon goes inside the square root, √(σ² + ε), not after it, √σ² + ε.",
         ),
         Misconception(
+            "root_mixup",
+            "Mixing up the variance and the standard deviation",
+            "The variance σ² averages the squared distances from the mean; the standard "
+            "deviation is its square root, and Layer Norm divides by √(σ² + ε).",
+        ),
+        Misconception(
             "across_batch",
             "Normalising across the batch instead of the token",
             "Layer Norm takes each token's statistics over its own D features; one feature's "

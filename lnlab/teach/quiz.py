@@ -94,12 +94,15 @@ class Question:
         return max(finite, default=1.0)
 
     def _separable(self, unit: float) -> tuple[Wrong, ...]:
-        """The wrong answers, in order, that are finite and more than one `unit` from the
-        truth and from each one kept before them: no two round to the same text."""
+        """The wrong answers, in order, that are finite, do not print as 0 unless they are 0
+        (1.2368 beside 1.875e+15 would), and are more than one `unit` from the truth and from
+        each one kept before them: no two round to the same text."""
         kept: list[Wrong] = []
         for w in self.wrong:
             v = float(w.answer)
             taken = [float(self.answer), *(float(k.answer) for k in kept)]
+            if v != 0 and abs(v) < unit / 2:
+                continue
             if math.isfinite(v) and all(
                 not math.isfinite(t) or abs(v - t) > unit * (1 + SLACK) for t in taken
             ):
@@ -174,36 +177,36 @@ def group_name(group: str) -> str:
     return GROUP_NAMES.get(group, GROUP_NAMES[OTHER])
 
 
-def diagnose(question: Question, given: str) -> Diagnosis:
+def diagnose(question: Question, given: str, *, picked: bool = False) -> Diagnosis:
     """Mark `given` and say which misconception it matches, with the example's numbers.
 
-    A number is right when it rounds to the answer's text at the question's precision, and
-    matches a wrong answer that rounds to that one's text. A number typed with fewer digits
-    than the question shows is read at its own precision, if it keeps MIN_DIGITS significant
-    digits of the value it stands for: right when the truth rounds to it and no offered
-    mistake does, a mistake's when that mistake rounds to it and the truth does not. A coarse
-    number the truth rounds to that cannot be marked so raises InputError, which asks for the
-    question's precision; a number that does not parse raises it too.
+    A `picked` answer is an option's text (lnlab.teach.quiz.options): it is what it says. A
+    typed number is read at its own precision. With at least the question's digits it is
+    right when it rounds to the answer's text, and a mistake's when it rounds to that one's.
+    With fewer (2.23607 where the question shows 2.236070, its zero dropped) it is right when
+    the truth rounds to it, it keeps MIN_DIGITS significant digits or reads as the answer's
+    text, and no offered mistake rounds to it too; a mistake's likewise. A coarse number that
+    both the truth and a mistake round to raises InputError, which asks for the question's
+    precision; so does a number that does not parse.
     """
     truth = question.text(question.answer)
-    if question.choices:
-        if given == question.answer:
-            return _diagnosis(question, RIGHT, "Right.")
-        match = next((w for w in question.wrong if w.answer == given), None)
+    if question.choices or picked:
+        if given == (question.answer if question.choices else truth):
+            return _right(question, truth)
+        texts = {
+            w.answer if question.choices else question.text(w.answer): w for w in question.wrong
+        }
+        match = texts.get(given)
     else:
         text = given.strip()
         if not text:
             raise InputError("type a number first")
-        if text == truth:  # the option as printed: "NaN" too, which no box parses
+        if text == truth and not math.isfinite(float(question.answer)):  # "NaN", "∞"
             return _right(question, truth)
-        match = next((w for w in question.wrong if question.text(w.answer) == text), None)
-        if match is None:
-            found = _match_number(
-                question, float(parse_vector(text, 1, name="your answer")[0]), text
-            )
-            if found is RIGHT:
-                return _right(question, truth)
-            match = found  # type: ignore[assignment]
+        found = _match_number(question, float(parse_vector(text, 1, name="your answer")[0]), text)
+        if found is RIGHT:
+            return _right(question, truth)
+        match = found  # type: ignore[assignment]
     if match is None:
         return _diagnosis(question, OTHER, f"Not quite: the answer is {truth}.")
     m = MISCONCEPTIONS[match.misconception]
@@ -213,35 +216,49 @@ def diagnose(question: Question, given: str) -> Diagnosis:
 
 
 def _right(question: Question, truth: str) -> Diagnosis:
+    if question.choices:
+        return _diagnosis(question, RIGHT, "Right.")
     return _diagnosis(question, RIGHT, f"Right: the answer is {truth}.")
 
 
 def _match_number(question: Question, value: float, text: str) -> Wrong | str | None:
     """RIGHT, the wrong answer `value` stands for, or None (see `diagnose`)."""
-    shown = question.text(value)
-    if shown == question.text(question.answer):
-        return RIGHT
-    match = next((w for w in question.wrong if question.text(w.answer) == shown), None)
     typed = _typed_unit(text)
-    if match is not None or typed <= question.unit * (1 + SLACK):
-        return match
-    half = typed / 2 * (1 + SLACK)
-
-    def rounds_to_it(target: float) -> bool:  # and `typed` keeps MIN_DIGITS of it
-        return abs(value - target) <= half and typed <= abs(target) / 10 ** (MIN_DIGITS - 1)
-
-    answer = float(question.answer)
-    if math.isfinite(answer) and abs(value - answer) <= half:
-        if rounds_to_it(answer) and not any(
-            abs(value - float(w.answer)) <= half for w in question.wrong
-        ):
+    if typed <= question.unit * (1 + SLACK):  # as many digits as the question shows, or more
+        shown = question.text(value)
+        if shown == question.text(question.answer):
             return RIGHT
+        return next((w for w in question.wrong if question.text(w.answer) == shown), None)
+    digits = _typed_digits(text)
+
+    def rounds_to_it(target: float) -> bool:  # at the typed number of significant digits
+        return math.isfinite(target) and float(f"{target:.{digits}g}") == value
+
+    targets: list[tuple[Wrong | str, float]] = [(RIGHT, float(question.answer))]
+    targets += [(w, float(w.answer)) for w in question.wrong]
+    near = [(found, target) for found, target in targets if rounds_to_it(target)]
+    if len(near) == 1:
+        found, target = near[0]
+        if digits >= MIN_DIGITS or question.text(value) == question.text(target):
+            return found
+        if found is not RIGHT:
+            return None  # too coarse to name a mistake by: something else
+    if near:
         raise InputError(f"give your answer to {question.precision}: {text} is too coarse to mark")
-    near = [w for w in question.wrong if rounds_to_it(float(w.answer))]
-    return min(near, key=lambda w: abs(value - float(w.answer)), default=None)
+    return None
 
 
 _DIGITS = re.compile(r"[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+\.")
+
+
+def _typed_digits(text: str) -> int:
+    """How many significant digits a typed number gives: 3 for "2.24" and "0.00224", 1 for
+    "1e-06", 3 for "5.00"."""
+    found = _DIGITS.search(text)
+    try:
+        return max(1, len(Decimal(found.group()).as_tuple().digits)) if found else 1
+    except InvalidOperation:
+        return 1
 
 
 def _typed_unit(text: str) -> float:
@@ -275,7 +292,7 @@ def options(question: Question) -> tuple[str, ...]:
 
 def group_of(question: Question, option_text: str) -> str:
     """The group an option belongs to: RIGHT, a misconception's key, or OTHER."""
-    return diagnose(question, option_text).group
+    return diagnose(question, option_text, picked=True).group
 
 
 def question_id(kind: str, *parts: object) -> str:
@@ -323,6 +340,16 @@ def x_hat_wrongs(
         for w in std_wrongs(v, eps)
         if float(w.answer) != 0
     ]
+    var = mc.variance(v)
+    if var + eps > 0:
+        wrongs.append(
+            Wrong(
+                "root_mixup",
+                gamma * diff / (var + eps) + beta,
+                f"That divides by σ² + ε = {fmt(var + eps)}, the variance; Layer Norm divides "
+                f"by its square root σ_ε = {fmt(float(np.sqrt(var + eps)))}.",
+            )
+        )
     x_hat = float(mc.x_hat(v, eps)[feature])
     j = feature + 1
     swapped = float(mc.y_swapped(x_hat, gamma, beta))

@@ -126,6 +126,36 @@ def within(key: str, lo: float, hi: float, default: float, what: str) -> None:
         st.session_state[key] = default
 
 
+def keep_in_range(key: str, lo: float, hi: float, default: float, what: str) -> None:
+    """Put session value `key` back to its last good value (else `default`) unless it is a
+    number in lo..hi, and keep the reason for `number_box` to show under the box. Call
+    before anything reads the value."""
+    kept = st.session_state.get(f"_{key}_kept", default)
+    value = st.session_state.get(key, default)
+    try:
+        ok = lo <= float(value) <= hi
+    except (TypeError, ValueError):
+        ok = False
+    if ok:
+        st.session_state[f"_{key}_kept"] = float(value)
+        return
+    st.session_state[key] = kept
+    st.session_state[f"_{key}_problem"] = (
+        f'{what} must be between {lo:g} and {hi:g}: "{str(value)[:20]}" is not, so the page '
+        f"keeps {kept:g}."
+    )
+
+
+def number_box(where: DeltaGenerator, label: str, key: str, **kwargs: Any) -> None:
+    """st.number_input without the browser's own range check, which turns an out-of-range
+    number red and gives the reason only on hovering an icon (ε = 100 on the step-through
+    kept the old ε without a visible word): `keep_in_range` checks it on the server, and
+    its reason shows here, under the box."""
+    where.number_input(label, key=key, **kwargs)
+    if problem := st.session_state.pop(f"_{key}_problem", None):
+        where.error(problem, icon=":material/error:")
+
+
 def data_editor(
     data: pd.DataFrame,
     key: str,

@@ -31,15 +31,15 @@ def predict_toggle(key: str) -> None:
     st.toggle(TOGGLE_LABEL, key=key, persist_state=KEEP, help=TOGGLE_HELP)
 
 
-def _given(question: Question) -> str:
-    """The answer to mark: a typed number wins over the picked option."""
+def _given(question: Question) -> tuple[str, bool]:
+    """The answer to mark, and whether it is a picked option: a typed number wins over it."""
     typed = str(st.session_state.get(f"q_{question.qid}_typed") or "").strip()
     picked = st.session_state.get(f"q_{question.qid}")
     if typed:
-        return typed
+        return typed, False
     if picked is None or str(picked).strip() == "":
         raise InputError("pick an answer first" if _offers(question) else "type a number first")
-    return str(picked)
+    return str(picked), _offers(question)
 
 
 def _offers(question: Question) -> bool:
@@ -50,7 +50,8 @@ def _mark(question: Question, typed: bool) -> None:
     """The Check button's callback: it runs before the rerun, so the sidebar score is current.
     On a slide (not `typed`) the question gives way to its verdict, which takes the focus."""
     try:
-        diagnosis = diagnose(question, _given(question))
+        given, picked = _given(question)
+        diagnosis = diagnose(question, given, picked=picked)
     except InputError as err:
         st.session_state[f"_q_problem_{question.qid}"] = err
         return

@@ -7,7 +7,7 @@ export const MAX_SHOWN = 8;
 export const COMMA = String.raw`,\allowbreak\ `;
 
 /** A number as fmt rounds it, in LaTeX (1e-05 -> 10^{-5}, 2.5e+07 -> 2.5 \times 10^{7}). */
-export function num(v, scale = 1) {
+export function num(v, scale = null) {
   if (Number.isNaN(v)) return String.raw`\mathrm{NaN}`;
   if (!Number.isFinite(v)) return v > 0 ? String.raw`\infty` : String.raw`-\infty`;
   const text = fmt(v, scale);
@@ -18,7 +18,7 @@ export function num(v, scale = 1) {
 }
 
 /** A number ready to stand inside a sum: negatives in parentheses. */
-export function term(v, scale = 1) {
+export function term(v, scale = null) {
   const text = num(v, scale);
   return text.startsWith("-") ? `(${text})` : text;
 }

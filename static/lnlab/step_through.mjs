@@ -213,7 +213,8 @@ class StepLesson extends LiveLesson {
     let [text, kind] = ["", ""];
     if (["std", "x_hat", "y"].includes(key)) {
       if (r.std === 0) [text, kind] = [texts.undefined, "warning"];
-      else if (r.var === 0) [text, kind] = [texts.constant, "info"];
+      // every feature equal, as lnlab's TokenLesson.constant: a token of 1e-200s has σ² = 0 too
+      else if (this.local.x.every((v) => v === this.local.x[0])) [text, kind] = [texts.constant, "info"];
     }
     this.setCallout(text, kind);
   }

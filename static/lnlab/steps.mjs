@@ -2,7 +2,7 @@
 // writes them (Layer Norm's own convention: divide by D, epsilon inside the root), and the
 // token's summary line, as lnlab.labs.step_through.token.token_summary writes it.
 import { bracketed, joined, num, term, vector } from "./latex.mjs";
-import { fmt, scaleOf } from "./numbers.mjs";
+import { fmt, fmtApart, scaleOf } from "./numbers.mjs";
 
 const SUMMARY_VALUES = 8; // the summary line lists at most this many features
 
@@ -42,7 +42,7 @@ export function tokenSummary(x, eps, gamma, beta) {
 
 function shortVector(v) {
   const scale = scaleOf(v);
-  const shown = Array.from(v.slice(0, SUMMARY_VALUES), (a) => fmt(a, scale)).join(", ");
+  const shown = fmtApart(v.slice(0, SUMMARY_VALUES), scale).join(", ");
   const more = v.length > SUMMARY_VALUES ? `, … ${v.length} values` : "";
   return `(${shown}${more})`;
 }

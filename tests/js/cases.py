@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from lnlab.core.norms import layer_norm_trace
-from lnlab.core.numbers import fmt
+from lnlab.core.numbers import fmt, shortest
 from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import live as padding_live
 from lnlab.labs.padding.lesson import statistic_latex
@@ -141,7 +141,8 @@ def write_tokens(out: Path, rng: np.random.Generator) -> int:
 
 
 def number_cases(rng: np.random.Generator) -> list[list]:
-    """[value, scale, fmt(value, scale)], scale 1 unless said."""
+    """[value, scale, fmt(value, scale), shortest(value)], scale None (the value's own)
+    unless said."""
     values: list[float] = []
     odd = np.arange(-4001, 4002, 2)
     values += list(odd / 32)  # exact ties at 4 decimals: ..., -0.03125, 0.03125, 0.09375, ...
@@ -155,14 +156,15 @@ def number_cases(rng: np.random.Generator) -> list[list]:
     values += [1e-4, 9.99996e-5, 9.99994e-5, 0.00015, 0.00025, 0.00035, -0.00025, 5e-5]
     values += [1e-5, 2e-5, 1e-9, 1e-10, -1e-9, 1.1e-9, 5e-324, 1.7976931348623157e308]
     values += [0.0, -0.0, 0.5, 2.5, -2.5, 1.00005, 2.00005, 2.2360679774997896]
+    values += [k / 2**e for e in range(4, 14) for k in range(1, 400, 2) if 1e-4 <= k / 2**e < 0.1]
     values += [float(v) for v in rng.normal(size=4000) * 10 ** rng.uniform(-12, 12, size=4000)]
     values += [float(v) for v in np.round(rng.normal(size=2000) * 100, 5)]
-    cases = [[v, 1.0, fmt(v)] for v in values]
-    scaled = ((1e-9, 10.0), (5e-9, 10.0), (2e-8, 10.0), (1e-12, 1e-3))  # zero up to rounding?
+    cases = [[v, None, fmt(v)] for v in values]
+    scaled = ((1e-9, 10.0), (5e-9, 10.0), (2e-8, 10.0), (1e-12, 1e-3), (-5.6e-17, 1.0))
     cases += [[v, s, fmt(v, s)] for v, s in scaled]
-    specials = [[float("nan"), 1.0, fmt(float("nan"))]]
-    specials += [[float("inf"), 1.0, fmt(float("inf"))], [float("-inf"), 1.0, fmt(float("-inf"))]]
-    return [*cases, *specials]
+    specials = [[float("nan"), None, fmt(float("nan"))]]
+    specials += [[float("inf"), None, fmt(float("inf"))], [float("-inf"), None, fmt(float("-inf"))]]
+    return [[*c, shortest(c[0])] for c in (*cases, *specials)]
 
 
 def step_cases(rng: np.random.Generator) -> list[dict]:

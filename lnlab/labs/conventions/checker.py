@@ -3,26 +3,40 @@
 `check_claims(x_text, ...)` reads a tutorial's input and its claimed statistics and outputs
 as written; each claim is judged against every way the conventions (lnlab.labs.conventions.compare)
 compute that quantity. A claim written with k decimals holds when the truth rounds to it:
-|truth - claim| <= 10^-k / 2, plus a little slack for floating-point rounding.
+|truth - claim| <= 10^-k / 2, plus the slack a printout computed in float32 needs.
+
+That slack follows float32's real error. Rounding an input x to float32 moves it by up to
+u |x| (u = 2^-24), at most u (|mean| + max |x - mean|), and the mean and x - mean round as
+much again: each x - mean, and so the std, is off by up to e = K u (|mean| + max |x - mean|).
+Normalizing divides that by the denominator, so an output is off by up to
+e (1 + |y|) / (denominator - e), never over a denominator smaller than ε allows: far more
+than 7 significant digits on a token far from zero next to its spread (|mean| / std large).
+Every value has K u of itself more, for float32 storing it. `float32_error` gives e,
+`Reading.slack` each value's slack.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from lnlab.core.errors import InputError
-from lnlab.core.norms import layer_norm_trace, root_mean_square
+from lnlab.core.norms import LayerNormTrace, layer_norm_trace, root_mean_square
 from lnlab.core.parse import parse_embeddings
-from lnlab.labs.conventions.compare import CONVENTIONS, compare_conventions
+from lnlab.labs.conventions.compare import CONVENTIONS, Convention, compare_conventions
+from lnlab.teach.claims import claim
 
 QUANTITIES = {"mean": "mean", "var": "variance", "std": "std", "out": "output"}
-SLACK_REL = 1e-6  # room for a printout computed in float32 (about 7 significant digits)
-SLACK_ABS = 1e-12
+UNIT_ROUNDOFF = 2.0**-24  # u: rounding to float32 moves a number by at most u times itself
+# K, measured: float32 printouts of torch's layer_norm, rms_norm and x.std(), of a
+# Keras-style x * inv - mean * inv and of NumPy's class, on scales 1e-6 to 1e6, |mean| / std up
+# to 1e8 and D from 2 to 4096, stay within 4.5 u (|mean| + max |x - mean|) (1 + |y|) / σ_ε of
+# float64 (tests/labs/conventions/test_slack.py repeats a sample); 6 leaves a third more.
+ROUNDINGS = 6
 _WRITTEN = re.compile(
     r"(?<![\w.])[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?(?![\w.])"
 )
@@ -65,19 +79,21 @@ class Claim:
     value: float
 
     @property
-    def tolerance(self) -> float:
-        """Half a unit in the last written place, plus a little room for rounding."""
-        return half_unit(self.written) + SLACK_REL * abs(self.value) + SLACK_ABS
+    def half_unit(self) -> float:
+        """Half a unit in the last written place: how far a truth that rounds to it may lie."""
+        return half_unit(self.written)
 
 
 @dataclass(frozen=True)
 class Reading:
-    """One way to compute a quantity, with its value for every token (or token and feature)."""
+    """One way to compute a quantity, with its value for every token (or token and feature)
+    and `slack`, how far a float32 computation of that value may land from it."""
 
     key: str
     label: str
     conventions: tuple[str, ...]  # keys of the conventions that compute it this way
     value: np.ndarray
+    slack: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -88,12 +104,18 @@ class Verdict:
     matches: tuple[str, ...]  # keys of the readings it rounds from
     conventions: tuple[str, ...]  # keys of the conventions it holds under
     usual_value: float  # the first reading: what PyTorch's Layer Norm computes
-    nearest: str  # label of the closest reading
+    nearest: str  # label of the closest reading, measured in its tolerance
     nearest_value: float
+    tolerance: float  # the closest reading's: half a unit plus its float32 slack
 
     @property
     def holds(self) -> bool:
         return bool(self.matches)
+
+    @property
+    def ratio(self) -> float:
+        """The distance from the closest reading over its tolerance: at most 1 iff it holds."""
+        return _ratio(abs(self.claim.value - self.nearest_value), self.tolerance)
 
 
 @dataclass(frozen=True)
@@ -117,52 +139,123 @@ class CheckResult:
         return tuple(c.key for c in CONVENTIONS if self.holding_under(c.key) == len(self.verdicts))
 
 
+def float32_error(trace: LayerNormTrace) -> np.ndarray:
+    """e for every token of a (T, D) trace: how far float32 may move each x - mean, and so
+    the std (its inputs round by up to u (|mean| + max |x - mean|), the mean and the
+    subtraction as much again; ROUNDINGS, K, covers the three with room)."""
+    with np.errstate(all="ignore"):
+        reach = np.max(np.abs(trace.x - trace.mean), axis=1)
+        return ROUNDINGS * UNIT_ROUNDOFF * (np.abs(trace.mean[:, 0]) + reach)
+
+
+def _output_slack(
+    e: np.ndarray, y: np.ndarray, denominator: np.ndarray, floor: float, widen: float
+) -> np.ndarray:
+    """How far float32 may move outputs y = (x - mean) / denominator: x - mean by e, the
+    denominator by `widen` e, so y by e (1 + widen |y|) over the smallest denominator float32
+    may reach (never under `floor`, where ε keeps it: √ε in the root, ε on the std)."""
+    with np.errstate(all="ignore"):
+        lowest = np.maximum(denominator - widen * e, floor)
+        return e[:, None] * (1 + widen * np.abs(y)) / lowest[:, None]
+
+
 def readings(x: np.ndarray) -> dict[str, tuple[Reading, ...]]:
-    """Every way the conventions compute the mean, variance, std and output of tokens x."""
+    """Every way the conventions compute the mean, variance, std and output of tokens x, each
+    with the slack a float32 printout of it needs."""
     biased = layer_norm_trace(x, eps=0.0)
     unbiased = layer_norm_trace(x, eps=0.0, unbiased=True)
     comparison = compare_conventions(x)
+    e = float32_error(biased)
+    d = x.shape[1]
+    bessel = np.sqrt(d / (d - 1)) if d > 1 else np.nan  # D - 1 widens each error so much
+    square = root_mean_square(x)
     centred = tuple(c.key for c in CONVENTIONS if c.centred)
     uses_biased = tuple(c.key for c in CONVENTIONS if c.centred and not c.unbiased)
     uses_unbiased = tuple(c.key for c in CONVENTIONS if c.centred and c.unbiased)
     uncentred = tuple(c.key for c in CONVENTIONS if not c.centred)
-    return {
-        "mean": (Reading("mean", "mean", centred, biased.mean[:, 0]),),
+    sd, sd_u = biased.std[:, 0], unbiased.std[:, 0]
+    with np.errstate(all="ignore"):
+        var_slack = e * (2 * sd + e)  # (σ + e)² - σ²
+        var_u_slack = bessel**2 * e * (2 * sd + e)
+        square_slack = e * (2 * square + e)
+    found = {
+        "mean": (Reading("mean", "mean", centred, biased.mean[:, 0], e),),
         "var": (
-            Reading("biased", "biased variance (÷D)", uses_biased, biased.var[:, 0]),
-            Reading("unbiased", "unbiased variance (÷(D−1))", uses_unbiased, unbiased.var[:, 0]),
-            Reading("mean_square", "mean of squares", uncentred, root_mean_square(x) ** 2),
+            Reading("biased", "biased variance (÷D)", uses_biased, biased.var[:, 0], var_slack),
+            Reading(
+                "unbiased",
+                "unbiased variance (÷(D−1))",
+                uses_unbiased,
+                unbiased.var[:, 0],
+                var_u_slack,
+            ),
+            Reading("mean_square", "mean of squares", uncentred, square**2, square_slack),
         ),
         "std": (
-            Reading("biased", "biased std (÷D)", uses_biased, biased.std[:, 0]),
-            Reading("unbiased", "unbiased std (÷(D−1))", uses_unbiased, unbiased.std[:, 0]),
+            Reading("biased", "biased std (÷D)", uses_biased, sd, e),
+            Reading("unbiased", "unbiased std (÷(D−1))", uses_unbiased, sd_u, bessel * e),
             *(
                 Reading(
                     r.convention.key,
                     f"{r.convention.name}: divided by",
                     (r.convention.key,),
                     r.denominator,
+                    _widen(r.convention, bessel) * e,
                 )
                 for r in comparison.runs
             ),
         ),
         "out": tuple(
-            Reading(r.convention.key, f"{r.convention.name}: output", (r.convention.key,), r.y)
+            Reading(
+                r.convention.key,
+                f"{r.convention.name}: output",
+                (r.convention.key,),
+                r.y,
+                _output_slack(
+                    e, r.y, r.denominator, _floor(r.convention), _widen(r.convention, bessel)
+                ),
+            )
             for r in comparison.runs
         ),
     }
+    return {q: tuple(_stored(r) for r in rs) for q, rs in found.items()}
+
+
+def _stored(r: Reading) -> Reading:
+    """`r` with room for float32 storing the value itself (and ε): K u |value| more."""
+    with np.errstate(all="ignore"):
+        return replace(r, slack=r.slack + ROUNDINGS * UNIT_ROUNDOFF * np.abs(r.value))
+
+
+def _widen(c: Convention, bessel: float) -> float:
+    """How much more than e a convention's denominator may move: √(D/(D−1)) with D − 1."""
+    return bessel if c.unbiased else 1.0
+
+
+def _floor(c: Convention) -> float:
+    """The least denominator a convention's ε allows: ε on the std, else √ε."""
+    return c.eps if c.eps_outside else float(np.sqrt(c.eps))
+
+
+def _ratio(error: float, tolerance: float) -> float:
+    """error / tolerance, with 0 / 0 = 0 (an exact claim held exactly) and NaN as ∞."""
+    if not np.isfinite(error):
+        return np.inf
+    return error / tolerance if tolerance > 0 else (0.0 if error == 0 else np.inf)
 
 
 def judge(claim: Claim, options: tuple[Reading, ...]) -> Verdict:
-    """Which readings the claim rounds from, and the closest one.
+    """Which readings the claim rounds from (within half a unit plus each reading's float32
+    slack), and the closest one in its own tolerance.
 
     The first of `options` is the usual Layer Norm reading (biased, PyTorch's output).
     """
     index = (claim.token,) if claim.feature is None else (claim.token, claim.feature)
     truths = [float(r.value[index]) for r in options]
-    errors = [abs(t - claim.value) if np.isfinite(t) else np.inf for t in truths]
-    matched = [r for r, e in zip(options, errors, strict=True) if e <= claim.tolerance]
-    closest = int(np.argmin(errors))
+    tolerances = [claim.half_unit + float(np.nan_to_num(r.slack[index])) for r in options]
+    ratios = [_ratio(abs(t - claim.value), tol) for t, tol in zip(truths, tolerances, strict=True)]
+    matched = [r for r, q in zip(options, ratios, strict=True) if q <= 1]
+    closest = int(np.argmin(ratios))
     return Verdict(
         claim,
         tuple(r.key for r in matched),
@@ -170,6 +263,7 @@ def judge(claim: Claim, options: tuple[Reading, ...]) -> Verdict:
         truths[0],
         options[closest].label,
         truths[closest],
+        tolerances[closest],
     )
 
 
@@ -258,7 +352,7 @@ def verdict_table(result: CheckResult) -> pd.DataFrame:
             {
                 "claim": claim_name(v.claim, result.labels),
                 "written": v.claim.written,
-                "± tolerance": v.claim.tolerance,
+                "± tolerance": v.tolerance,
                 "verdict": "holds" if v.holds else "wrong",
                 "holds under": ", ".join(names[k] for k in v.conventions) or "none",
                 "Layer Norm value": v.usual_value,
@@ -324,12 +418,20 @@ def quantity_table(result: CheckResult) -> pd.DataFrame:
 
 def summary(result: CheckResult) -> tuple[bool, str]:
     """(whether one convention explains every claim, the verdict in one sentence)."""
-    names = {c.key: c.name for c in CONVENTIONS}
+    names = ", ".join(c.name for c in CONVENTIONS if c.key in result.consistent)
     wrong = sum(not v.holds for v in result.verdicts)
-    text = f"{len(result.verdicts) - wrong} of {len(result.verdicts)} claims hold."
-    if result.consistent:
-        return True, f"{text} Every claim holds under: " + ", ".join(
-            names[k] for k in result.consistent
-        ) + "."
-    text += " No single convention explains every claim"
-    return False, text + (f"; {wrong} claims are simply wrong under all of them." if wrong else ".")
+    some = claim(
+        "conventions.wrong_everywhere",
+        wrong > 0,
+        f"; {wrong} {'claim is' if wrong == 1 else 'claims are'} wrong under every "
+        "convention, by more than float32's rounding explains",
+        wrong=wrong,
+    )
+    every = claim(
+        "conventions.consistent",
+        bool(result.consistent),
+        f"Every claim holds under: {names}.",
+        f"No single convention explains every claim{some}.",
+    )
+    held = len(result.verdicts) - wrong
+    return bool(result.consistent), f"{held} of {len(result.verdicts)} claims hold. {every}"

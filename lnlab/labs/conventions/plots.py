@@ -59,17 +59,13 @@ def groupings_heatmap(axes: AxesComparison, labels: list[str]) -> go.Figure:
 
 
 def claim_errors(result: CheckResult) -> go.Figure:
-    """Each claim's distance from the closest reading, in units of its written precision.
+    """Each claim's distance from the closest reading, in units of its tolerance (half a
+    unit of its last digit plus the slack of a float32 printout).
 
     A bar at or below 1 (the dashed line) means the truth rounds to what was written.
     """
     names = [claim_name(v.claim, result.labels) for v in result.verdicts]
-    ratios = [
-        max(abs(v.claim.value - v.nearest_value) / v.claim.tolerance, ERROR_FLOOR)
-        if np.isfinite(v.nearest_value)
-        else None
-        for v in result.verdicts
-    ]
+    ratios = [max(v.ratio, ERROR_FLOOR) if np.isfinite(v.ratio) else None for v in result.verdicts]
     bars = {
         "type": "bar",
         "x": list(range(len(names))),

@@ -274,14 +274,19 @@ class ScaleUp:
         return None if self.memory is None else mem.level(self.x_bytes, self.memory)
 
     def memory_text(self) -> str:
-        """The level's sentence and the peak memory, or why there is none."""
+        """The level's sentence and the peak memory, or that torch does not report it."""
         if self.level is None:
             return ""
+        peak = self.peak_text() or f"torch does not report peak memory on {self.device}."
+        return f"{self.level.text} {peak}"
+
+    def peak_text(self) -> str:
+        """The most memory torch held during the run, against x ("" where not reported)."""
         if self.peak_bytes is None:
-            return f"{self.level.text} torch does not report peak memory on {self.device}."
+            return ""
         return (
-            f"{self.level.text} Peak memory: torch held at most {binary_size(self.peak_bytes)} "
-            f"on {self.device} during the run ({self.peak_bytes / self.x_bytes:.1f} times x)."
+            f"Peak memory: torch held at most {binary_size(self.peak_bytes)} on {self.device} "
+            f"during the run ({self.peak_bytes / self.x_bytes:.1f} times x)."
         )
 
     def share_of_copy(self, m: Measurement) -> float:

@@ -43,8 +43,9 @@ def unit_roundoff(dtype: str) -> float:
 def expected_bound(dtype: str, step: str, kappa: float, kappa_mean: float) -> float:
     """The largest relative error to expect for `step`: u (2 + a kappa).
 
-    kappa = max over tokens of max|x_i| / sigma_eps: how large the inputs are next to their
-    spread (1 to 2 for centred data, huge for 1000 + small noise). The mean uses kappa_mean =
+    kappa = max over tokens of max|x_i| / sigma_eps (over max|x_hat| too, where that is under
+    1): how large the inputs are next to their spread (1 to 2 for centred data, huge for
+    1000 + small noise; see `condition_numbers`). The mean uses kappa_mean =
     max|x| / max|mu| instead, as its error is relative to the mean itself. `a` is the step's
     amplification (2 for the mean and std, 4 for the variance, x_hat and y). The 2 covers
     rounding the result back to the dtype and the float32 arithmetic.
@@ -97,11 +98,16 @@ class Parity:
 
 
 def condition_numbers(reference: LayerNormTrace) -> tuple[float, float]:
-    """(kappa, kappa_mean) of the input: see `expected_bound`."""
+    """(kappa, kappa_mean) of the input: see `expected_bound`.
+
+    kappa is the largest input over its token's sigma_eps, divided by the largest |x_hat|
+    where that is under 1: an eps far above sigma^2 shrinks x_hat, but not the rounding of
+    x - mu, which the relative error then measures against the smaller x_hat."""
     x = reference.x.reshape(-1, reference.x.shape[-1])
     spread = reference.std.reshape(-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = float(np.max(np.abs(x).max(axis=1) / spread))
+        largest_x_hat = np.minimum(1.0, np.nanmax(np.abs(reference.x_hat), initial=0.0))
+        kappa = float(np.max(np.abs(x).max(axis=1) / spread) / largest_x_hat)
         biggest_mean = float(np.abs(reference.mean).max())
         kappa_mean = float(np.abs(x).max() / biggest_mean) if biggest_mean else math.inf
     return (kappa if np.isfinite(kappa) else math.inf), kappa_mean
@@ -157,6 +163,32 @@ def _fused_layer_norm(x: np.ndarray, device: str, dtype: str, eps: float) -> np.
     t = torch.as_tensor(x, dtype=torch.float64).to(device=device, dtype=bk.torch_dtype(dtype))
     y = torch.nn.functional.layer_norm(t, (x.shape[-1],), eps=eps)
     return y.to(device="cpu", dtype=torch.float64).numpy()
+
+
+def dtype_range(dtype: str) -> tuple[float, float]:
+    """(smallest normal number, largest number) of `dtype`: between them, u describes the
+    rounding; under the first a value keeps fewer bits, over the second it overflows."""
+    info = bk.get_torch().finfo(bk.torch_dtype(dtype))
+    return float(info.tiny), float(info.max)
+
+
+# the values whose range out_of_range checks, by symbol and LayerNormTrace field
+RANGE_CHECKED = (("x", "x"), ("μ", "mean"), ("σ²", "var"), ("σ_ε", "std"), ("x̂", "x_hat"))
+
+
+def out_of_range(result: Parity) -> tuple[list[str], list[str]]:
+    """(the values over the dtype's largest number, those under its smallest normal one):
+    x and each step's exact (float64) result, by symbol; 0 is in range."""
+    tiny, largest = dtype_range(result.dtype)
+    over, under = [], []
+    for symbol, name in RANGE_CHECKED:
+        size = np.abs(getattr(result.reference, name))
+        size = size[np.isfinite(size)]
+        if np.any(size > largest):
+            over.append(symbol)
+        if np.any((size > 0) & (size < tiny)):
+            under.append(symbol)
+    return over, under
 
 
 def parity_table(result: Parity) -> list[dict[str, object]]:

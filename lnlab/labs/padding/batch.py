@@ -599,11 +599,13 @@ class Running:
     batch_var: np.ndarray  # (D,) the unbiased batch variance, idem
     train_y: np.ndarray  # (B, S, D) training mode: the batch's own (biased) statistics
     eval_y: np.ndarray  # (B, S, D) eval mode: the running statistics after `steps`
+    gaps: np.ndarray  # (steps,) the gap after 1, 2, ..., `steps` updates
+    settled_gap: float  # the gap once the running statistics are the batch's (no steps left)
 
     @property
     def gap(self) -> float:
         """max |eval output - training output| over every cell of the batch."""
-        return float(np.max(np.abs(self.eval_y - self.train_y)))
+        return float(self.gaps[-1])
 
 
 def running_statistics(lab: PaddingLab, steps: int, momentum: float = MOMENTUM) -> Running:
@@ -613,6 +615,8 @@ def running_statistics(lab: PaddingLab, steps: int, momentum: float = MOMENTUM) 
     unbiased batch variance n / (n - 1) sigma^2. After k steps the running mean is
     (1 - (1 - m)^k) mu: it approaches the batch's but never reaches it, and the variance tends
     to the unbiased one, so eval mode still differs from training mode (Layer Norm never does).
+    The gap need not shrink at every step: the mean and the variance move from different
+    starts, and their errors can offset each other in a cell.
     """
     if not 1 <= steps <= MAX_STEPS:
         raise InputError(f"the steps must be a whole number from 1 to {MAX_STEPS}, not {steps}")
@@ -624,7 +628,7 @@ def running_statistics(lab: PaddingLab, steps: int, momentum: float = MOMENTUM) 
     for _ in range(steps):
         mean.append((1 - momentum) * mean[-1] + momentum * bn.mean)
         var.append((1 - momentum) * var[-1] + momentum * unbiased)
-    eval_y = (lab.x - mean[-1]) / np.sqrt(var[-1] + lab.eps) + lab.beta
+    outputs = [_eval_output(lab, m, v) for m, v in zip(mean[1:], var[1:], strict=True)]
     return Running(
         steps=steps,
         mean=np.array(mean),
@@ -632,5 +636,17 @@ def running_statistics(lab: PaddingLab, steps: int, momentum: float = MOMENTUM) 
         batch_mean=bn.mean,
         batch_var=unbiased,
         train_y=bn.y,
-        eval_y=eval_y,
+        eval_y=outputs[-1],
+        gaps=np.array([_gap(y, bn.y) for y in outputs]),
+        settled_gap=_gap(_eval_output(lab, bn.mean, unbiased), bn.y),
     )
+
+
+def _eval_output(lab: PaddingLab, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """Eval mode's output of the padded batch with these running statistics (gamma = 1)."""
+    return (lab.x - mean) / np.sqrt(var + lab.eps) + lab.beta
+
+
+def _gap(eval_y: np.ndarray, train_y: np.ndarray) -> float:
+    """max |eval output - training output| over every cell (NaN where one is NaN)."""
+    return float(np.max(np.abs(eval_y - train_y)))

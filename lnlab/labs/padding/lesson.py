@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from lnlab.core.numbers import fmt
+from lnlab.core.numbers import ROUNDING, fmt
 from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import plots
 from lnlab.labs.padding.questions import page_questions
+from lnlab.teach.claims import claim
 from lnlab.teach.figures import spread
 from lnlab.teach.latex import joined, num, term, vector
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
@@ -27,12 +28,11 @@ from lnlab.teach.presets import PADDING_COUNT
 from lnlab.teach.quiz import Question
 
 TITLE = "Batch Norm vs Layer Norm on a padded batch"
-INTRO = (
+INTRO = (  # the setting only: which statistics the PAD rows reach is the lesson's question
     "Sentences in a batch have different lengths, so the short ones are **padded with zero "
-    "PAD rows** up to the longest. Batch Norm computes each feature's statistics **down a "
-    "column, over every token in the batch**, PAD zeros included unless they are masked. "
-    "Layer Norm computes them **across a row, over one token's own features**, so padding "
-    "and the other sentences cannot touch it."
+    "PAD rows** up to the longest. Follow one padded batch through Batch Norm, naive and "
+    "masked, and through Layer Norm, and see which of their statistics and outputs the "
+    "padding reaches."
 )
 FEATURES = list(pad.FEATURES)
 DEFAULT_COUNT = pad.padding_share(PADDING_COUNT.batch, PADDING_COUNT.longest, PADDING_COUNT.average)
@@ -286,10 +286,30 @@ def _output_figure(
 ) -> Figure:
     """A norm's output heatmap, summed up in words: its real rows' values and its PAD rows'."""
     rows = y.reshape(-1, pad.DIM)
-    summary = f"{norm}: the real tokens' values run {spread(rows[lab.real])}"
-    if lab.pad_count:
-        summary += f"; the PAD rows' {spread(rows[~lab.real])}"
-    return Figure(plot, name, caption, label=f"{norm}'s output", summary=summary + ".")
+    real = _values_run(rows[lab.real], norm, "real")
+    pads = claim(
+        "padding.has_pad_rows",
+        lab.pad_count > 0,
+        f"; the PAD rows' values {_values_run(rows[~lab.real], norm, 'pad')}"
+        if lab.pad_count
+        else "",
+        "; the batch has no PAD rows",
+    )
+    summary = f"{norm}: the real tokens' values {real}{pads}."
+    return Figure(plot, name, caption, label=f"{norm}'s output", summary=summary)
+
+
+def _values_run(values: np.ndarray, norm: str, rows: str) -> str:
+    """Where `values` (a norm's output on some rows) run, and how many are NaN if any are."""
+    verb = "run" if np.isfinite(values).any() else "are"  # "are all NaN"
+    return claim(
+        "padding.outputs_finite",
+        bool(np.isfinite(values).all()),
+        f"run {spread(values)}",
+        f"{verb} {spread(values)}",
+        norm=norm,
+        rows=rows,
+    )
 
 
 def _cells(lab: pad.PaddingLab, view: View) -> Section:
@@ -334,7 +354,7 @@ def _bn_stats(lab: pad.PaddingLab, question: Question) -> Section:
             f"Batch Norm averages each feature **down its column**: naively over all "
             f"{naive.count} rows, PAD zeros included; masked, over the {masked.count} real "
             "tokens only. "
-            + _pull(naive.mean[0], masked.mean[0])
+            + _pull(lab)
             + " Layer Norm's statistics of a real token come from its own features, so PAD "
             "rows never enter them."
         ),
@@ -347,13 +367,19 @@ def _bn_stats(lab: pad.PaddingLab, question: Question) -> Section:
     )
 
 
-def _pull(naive: float, masked: float) -> str:
-    """What the PAD zeros did to feature 1's mean, in words its numbers bear out."""
-    if naive == masked:
-        return f"Here f1's mean is {fmt(masked)} both ways."
-    return (
-        f"The zeros pull each mean towards 0: f1's is {fmt(naive)} with them, {fmt(masked)} "
-        "without."
+def _pull(lab: pad.PaddingLab) -> str:
+    """What the PAD zeros did to feature 1's mean, in words its numbers bear out: they pull it
+    towards 0 where there are PAD rows and the real tokens' mean is not 0."""
+    naive, masked = lab.norms.naive_bn.mean[0], lab.norms.masked_bn.mean[0]
+    if not lab.pad_count:
+        unmoved = f"With no PAD rows f1's mean is {fmt(masked)} both ways."
+    else:
+        unmoved = f"f1's real mean is 0, so the PAD zeros leave it at {fmt(naive)}."
+    return claim(
+        "padding.zeros_pull_f1",
+        lab.pad_count > 0 and masked != 0,
+        f"The PAD zeros pull f1's mean towards 0: {fmt(naive)} with them, {fmt(masked)} without.",
+        unmoved,
     )
 
 
@@ -380,16 +406,16 @@ def _ln_stats(lab: pad.PaddingLab, question: Question) -> Section:
 
 
 def _outputs(
-    lab: pad.PaddingLab, question: Question | None, masked_question: Question
+    lab: pad.PaddingLab, question: Question | None, masked_question: Question | None
 ) -> tuple[Section, ...]:
     """Naive Batch Norm, masked Batch Norm and Layer Norm: one section each."""
     naive, masked, ln = lab.norms.naive_bn, lab.norms.masked_bn, lab.norms.ln
     figures = plots.output_figures(lab)
     pads = np.flatnonzero(~lab.real)
-    no_pads = (
-        (Callout("info", "No PAD rows: every sentence has the same length. Shorten one."),)
-        if not pads.size
-        else ()
+    no_pads = claim(
+        "padding.no_pad_rows",
+        not pads.size,
+        "No PAD rows: every sentence has the same length. Shorten one.",
     )
     rule = r"y = \gamma\,\frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta, \quad \gamma = 1"
     pad_row = (
@@ -400,30 +426,21 @@ def _outputs(
         if pads.size
         else ()
     )
-    if np.isnan(ln.y).any():
-        ln_note = Callout(
-            "warning",
-            f"With ε = {fmt(lab.eps)} Layer Norm's PAD rows are NaN. A PAD row is constant "
-            "(all zeros), so its mean is 0 and its variance is 0, and x̂ = (0 − 0) / √(0 + 0) "
-            "= 0/0, which is undefined: NaN. Any ε > 0 gives 0 / √ε = 0, and the row comes "
-            "out as β.",
-        )
-    else:
-        ln_note = Callout(
-            "success",
-            f"Layer Norm leaves every PAD row at β = {fmt(lab.beta)}: the row is constant, so "
-            f"x − μ = 0 and 0 / √(0 + ε) = 0 with ε = {fmt(lab.eps)} > 0. (Set ε to 0 to see "
-            "the 0/0.)",
-        )
+    moved = pad_rows_move(lab)
     return (
         Section(
             key="naive_out",
             title="Naive Batch Norm's output",
             explanation="Every row, PAD rows too, through naive Batch Norm (γ = 1).",
-            finding="Every row is normalized with its column's padded statistics: PAD rows "
-            "are no longer zero."
-            if pads.size
-            else "Every row is normalized with its column's statistics.",
+            finding="Every row is normalized with its column's statistics over all rows: "
+            + claim(
+                "padding.pad_rows_move",
+                moved,
+                "PAD rows are no longer zero.",
+                "here (0 − μ)/σ_ε + β is 0 in every column, so the PAD rows stay 0."
+                if pads.size
+                else "this batch has no PAD rows, so masked Batch Norm gives the same.",
+            ),
             worked=(rule, *pad_row),
             numbers=(Table(rows_frame(lab, naive.y), on_slide=False),),
             figure=_output_figure(
@@ -432,10 +449,16 @@ def _outputs(
                 naive.y,
                 "Naive Batch Norm",
                 "pad-naive-bn",
-                "Each PAD row becomes (0 − μ)/σ_ε + β: not zero.",
+                "Each PAD row becomes (0 − μ)/σ_ε + β"
+                + claim(
+                    "padding.pad_rows_move",
+                    moved,
+                    ": not zero.",
+                    ", here 0." if pads.size else "; this batch has none.",
+                ),
             ),
             question=question,
-            callouts=no_pads,
+            callouts=(Callout("info", no_pads),) if no_pads else (),
         ),
         Section(
             key="masked_out",
@@ -471,9 +494,33 @@ def _outputs(
                 "pad-ln",
                 "A PAD row comes out as β (NaN with ε = 0).",
             ),
-            callouts=(ln_note,) if pads.size else (),
+            callouts=(_ln_pad_note(lab),) if pads.size else (),
         ),
     )
+
+
+def pad_rows_move(lab: pad.PaddingLab) -> bool:
+    """Whether naive Batch Norm moves the PAD rows off 0: (0 − μ)/σ_ε + β is not 0 (NaN
+    included) in some column. It is 0 in every column where the real means are 0 and β = 0."""
+    y = lab.norms.naive_bn.y.reshape(-1, pad.DIM)[~lab.real]
+    return bool(y.size) and bool(np.any(y != 0))
+
+
+def _ln_pad_note(lab: pad.PaddingLab) -> Callout:
+    """What Layer Norm makes of a PAD row: β, or NaN (0/0) with ε = 0."""
+    nan = bool(np.isnan(lab.norms.ln.y.reshape(-1, pad.DIM)[~lab.real]).any())
+    text = claim(
+        "padding.ln_pad_rows_nan",
+        nan,
+        f"With ε = {fmt(lab.eps)} Layer Norm's PAD rows are NaN. A PAD row is constant "
+        "(all zeros), so its mean is 0 and its variance is 0, and x̂ = (0 − 0) / √(0 + 0) "
+        "= 0/0, which is undefined: NaN. Any ε > 0 gives 0 / √ε = 0, and the row comes "
+        "out as β.",
+        f"Layer Norm leaves every PAD row at β = {fmt(lab.beta)}: the row is constant, so "
+        f"x − μ = 0 and 0 / √(0 + ε) = 0 with ε = {fmt(lab.eps)} > 0. (Set ε to 0 to see "
+        "the 0/0.)",
+    )
+    return Callout("warning" if nan else "success", text)
 
 
 # ---------------------------------------------------------------- how much padding
@@ -488,7 +535,7 @@ def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> 
         title="What padding does to the statistics",
         explanation=(
             "A share p of a column's rows are PAD zeros, and the real tokens have mean μ and "
-            "(biased) variance σ². What does naive Batch Norm compute?"
+            "variance σ². What does naive Batch Norm compute?"
         ),
         finding="Naive Batch Norm computes:",
         worked=(
@@ -503,8 +550,13 @@ def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> 
         numbers=(
             Table(
                 check_frame(lab),
-                "The closed form against what naive Batch Norm computed: the differences are "
-                "float64 rounding.",
+                "The closed form against what naive Batch Norm computed"
+                + claim(
+                    "padding.closed_form_is_rounding",
+                    closed_form_agrees(cf),
+                    ": the differences are float64 rounding.",
+                    ".",
+                ),
                 on_slide=False,
             ),
         ),
@@ -516,10 +568,22 @@ def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> 
             label=f"Padded mean and variance of {name} as the PAD share grows",
             summary=f"With no padding they are {fmt(mu)} and {fmt(var)}; at this batch's "
             f"share p = {fmt(p)} the closed form gives {fmt(cf.predicted_mean[j])} and "
-            f"{fmt(cf.predicted_var[j])}, what naive Batch Norm computed; at p = 1 both are 0.",
+            f"{fmt(cf.predicted_var[j])} (the dots: what naive Batch Norm computed); at p = 1 "
+            "both are 0.",
             data=lambda: closed_form_frame(lab, j),
         ),
         question=question,
+    )
+
+
+def closed_form_agrees(cf: pad.ClosedForm) -> bool:
+    """Whether the closed form and naive Batch Norm's own statistics differ by no more than
+    float64 rounding: ROUNDING of the column's scale (its largest |μ| + σ, squared for the
+    variance)."""
+    size = np.abs(cf.real_mean) + np.sqrt(cf.real_var)
+    return bool(
+        np.all(np.abs(cf.mean_error) <= ROUNDING * size)
+        and np.all(np.abs(cf.var_error) <= ROUNDING * size**2)
     )
 
 
@@ -538,8 +602,13 @@ def _calculator(lab: pad.PaddingLab, view: View) -> Section:
     return Section(
         key=CALCULATOR,
         title="How much padding a real batch has",
-        explanation=(
-            "A batch padded to its longest sentence is mostly zeros when the lengths vary."
+        explanation="A batch is padded to its longest sentence: every position a shorter "
+        "sentence leaves empty holds a PAD zero. "
+        + claim(
+            "padding.mostly_zeros",
+            c.share > 0.5,
+            f"Here that is most of them: p = {fmt(c.share)}.",
+            f"Here that is p = {fmt(c.share)} of them, not most.",
         ),
         formulas=(
             r"p = \frac{\text{longest} - \text{average}}{\text{longest}} = "
@@ -565,30 +634,54 @@ def _calculator(lab: pad.PaddingLab, view: View) -> Section:
 # ---------------------------------------------------------------- who else
 
 
+WHOLE_BATCH = (
+    "Batch Norm's statistics come from the whole batch, masked or not; Layer Norm's from the "
+    "token alone."
+)
+
+
 def _who_else(lab: pad.PaddingLab) -> Section:
     who = lab.who_else
     title = "Who else is in the batch?"
+    explanation = f"{_edit(lab)} {WHOLE_BATCH}"
     if who is None:
         return Section(
             key=WHO_ELSE,
             title=title,
+            explanation=explanation,
             callouts=(Callout("info", "The batch has one sentence. Add a second line above."),),
         )
     return Section(
         key=WHO_ELSE,
         title=title,
-        explanation=(
-            f"Sentence {who.focus + 1}, **{plain(' '.join(who.words))}**, stays as it is. "
-            f"Sentence {who.other + 1} changes from **{plain(' '.join(who.before))}** to "
-            f"**{plain(' '.join(who.after))}**. Batch Norm's statistics come from the whole "
-            "batch, masked or not; Layer Norm's from the token alone."
-        ),
+        explanation=explanation,
         numbers=(
             Metric("Batch Norm, naive: max |change|", who.max_change(who.naive_bn)),
             Metric("Batch Norm, masked: max |change|", who.max_change(who.masked_bn)),
             Metric("Layer Norm: max |change|", who.max_change(who.ln)),
             Table(who_frame(who), "The same words, before and after.", on_slide=False),
         ),
+    )
+
+
+def _edit(lab: pad.PaddingLab) -> str:
+    """The edit of another sentence in words: what changes, or why nothing does."""
+    who = lab.who_else
+    if who is None:
+        return claim(
+            "padding.other_sentence_changes",
+            False,
+            "",
+            "The batch has one sentence, so there is no other sentence to change.",
+        )
+    kept = f"Sentence {who.focus + 1}, **{plain(' '.join(who.words))}**, stays as it is"
+    return claim(
+        "padding.other_sentence_changes",
+        who.before != who.after,
+        f"{kept}. Sentence {who.other + 1} changes from **{plain(' '.join(who.before))}** to "
+        f"**{plain(' '.join(who.after))}**.",
+        f"{kept}, and so does sentence {who.other + 1}: the edit, "
+        f"**{plain(' '.join(who.after))}**, is the sentence it replaces.",
     )
 
 
@@ -619,11 +712,10 @@ def _table_both_ways(lab: pad.PaddingLab) -> tuple[Section, Section]:
             figure=Figure(
                 lambda: plots.table_heatmap(t.bn.y, t.rows, t.columns, "Batch Norm: by column"),
                 "pad-table-bn",
-                "Every column now has mean 0 and variance 1 (up to ε).",
+                _normalized(t.bn.y, 0, lab.beta),
                 label="Batch Norm's output, by column",
                 summary=f"{len(t.rows)} samples × {len(t.columns)} nodes, values "
-                f"{spread(t.bn.y)}; each column's mean is 0 and its variance "
-                f"{fmt(float(t.bn.y.var(axis=0).mean()))}.",
+                f"{spread(t.bn.y)}. {_normalized(t.bn.y, 0, lab.beta)}",
             ),
         ),
         Section(
@@ -640,14 +732,37 @@ def _table_both_ways(lab: pad.PaddingLab) -> tuple[Section, Section]:
             figure=Figure(
                 lambda: plots.table_heatmap(t.ln.y, t.rows, t.columns, "Layer Norm: by row"),
                 "pad-table-ln",
-                "Every row now has mean 0 and variance 1 (up to ε).",
+                _normalized(t.ln.y, 1, lab.beta),
                 label="Layer Norm's output, by row",
                 summary=f"{len(t.rows)} samples × {len(t.columns)} nodes, values "
-                f"{spread(t.ln.y)}; each row's mean is 0 and its variance "
-                f"{fmt(float(t.ln.y.var(axis=1).mean()))}.",
+                f"{spread(t.ln.y)}. {_normalized(t.ln.y, 1, lab.beta)}",
             ),
         ),
     )
+
+
+def _normalized(y: np.ndarray, axis: int, beta: float) -> str:
+    """Each column's (axis 0) or row's (axis 1) mean and variance after the norm, in words its
+    numbers bear out: mean β, and variance σ²/(σ² + ε), which prints as 1 unless ε is large
+    next to σ²."""
+    what = ("column", "row")[axis]
+    means, variances = y.mean(axis=axis), y.var(axis=axis)
+    listed = ", ".join(fmt(v) for v in variances)
+    at_beta = claim(
+        "padding.table_means_beta",
+        bool(np.all(np.abs(means - beta) <= ROUNDING * (1 + abs(beta)))),
+        f"Every {what} now has mean {fmt(beta)}",
+        f"The {what}s' means are now {', '.join(fmt(v, 1 + abs(beta)) for v in means)}",
+        axis=axis,
+    )
+    ones = claim(
+        "padding.table_variances_1",
+        all(fmt(v) == "1" for v in variances),
+        " and variance 1 (up to ε).",
+        f" and variances {listed}: σ²/(σ² + ε), under 1 by the share ε takes.",
+        axis=axis,
+    )
+    return at_beta + ones
 
 
 def _grid(t: pad.TableNorms, values: np.ndarray) -> pd.DataFrame:
@@ -692,24 +807,67 @@ def _running(lab: pad.PaddingLab, view: View) -> Section:
 
 
 def _gap(lab: pad.PaddingLab, view: View) -> Section:
-    first = pad.running_statistics(lab, 1)
     running = pad.running_statistics(lab, view.steps)
     sentence = lab.who_else.focus if lab.who_else else 0
     return Section(
         key="gap",
         title="Training and inference disagree",
         explanation=(
-            "The same tokens through the same Batch Norm layer give different outputs in "
-            "training mode (the batch's statistics) and in eval mode (the running ones). More "
-            "steps shrink the gap but never close it: the running variance tends to the "
-            "unbiased n/(n − 1)·σ². Real batches also differ from each other, and on text their "
-            "statistics fluctuate strongly (Shen et al., 2020, *PowerNorm*). Layer Norm "
-            "normalizes the same way in training and at inference."
+            "The same tokens through the same Batch Norm layer are normalized with the batch's "
+            "statistics in training mode and with the running ones in eval mode. As "
+            "the steps add up, the running mean tends to the batch's μ and the running "
+            "variance to the unbiased n/(n − 1)·σ², not the σ² training divides by"
+            + _settles(running, lab.norms.naive_bn.count)
+            + " Real batches also differ from each other, and on text their statistics "
+            "fluctuate strongly (Shen et al., 2020, *PowerNorm*). Layer Norm normalizes the "
+            "same way in training and at inference."
         ),
+        finding=_steps_taken(running),
         numbers=(
-            Metric("max |eval − train| after 1 step", first.gap),
+            Metric("max |eval − train| after 1 step", float(running.gaps[0])),
             Metric(f"after {view.steps} steps", running.gap),
             Metric("Layer Norm: max |eval − train|", 0.0),
             _table(gap_frame(lab, running, sentence), f"Sentence {sentence + 1}."),
         ),
+    )
+
+
+def _settles(running: pad.Running, rows: int) -> str:
+    """Where the gap goes as the steps add up: a limit above 0 unless every column is
+    constant (x − μ = 0 everywhere); NaN with one row (n − 1 = 0) or a NaN output."""
+    limit = running.settled_gap
+    if rows < 2:
+        otherwise = ": with one row n − 1 = 0, so eval mode's outputs are NaN."
+    elif np.isnan(limit):
+        otherwise = ", but some outputs are NaN here, so the gap is NaN too."
+    else:
+        otherwise = ", but here every column is constant, so the gap tends to 0."
+    return claim(
+        "padding.gap_stays_open",
+        limit > 0,
+        f", so the gap does not close: it tends to {fmt(limit)}, not 0.",
+        otherwise,
+    )
+
+
+def _steps_taken(running: pad.Running) -> str:
+    """How the gap went over this run's steps: it need not shrink at every one."""
+    gaps, k = running.gaps, running.steps
+    if np.isnan(gaps).any():
+        otherwise = "Some outputs are NaN here, so the gap is NaN."
+    elif k == 1:
+        otherwise = f"After 1 step the gap is {fmt(gaps[0])}."
+    else:
+        low = int(np.argmin(gaps))
+        otherwise = (
+            f"Over these {k} steps the gap does not shrink at every step: it is "
+            f"{fmt(gaps[0])} after 1, {fmt(gaps[low])} at its smallest after {low + 1}, and "
+            f"{fmt(gaps[-1])} after {k}."
+        )
+    return claim(
+        "padding.gap_shrinks_every_step",
+        k > 1 and bool(np.all(np.diff(gaps) < 0)),
+        f"Over these {k} steps the gap shrinks at every step, from {fmt(gaps[0])} to "
+        f"{fmt(gaps[-1])}.",
+        otherwise,
     )

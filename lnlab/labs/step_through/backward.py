@@ -15,6 +15,7 @@ from lnlab.core.backward import AUTOGRAD_DTYPES, GRADIENTS, AutogradCheck, autog
 from lnlab.core.numbers import fmt
 from lnlab.labs.step_through.grid import feature_names
 from lnlab.labs.step_through.token import TokenLesson
+from lnlab.teach.claims import claim
 from lnlab.teach.latex import bracketed, joined, num, term, vector
 from lnlab.teach.lesson import Callout, Metric, Section, Table
 from lnlab.teach.quiz import Question, question_id
@@ -71,15 +72,13 @@ def _after(lesson: TokenLesson, finding: str) -> str:
 
 
 def _nan_note(lesson: TokenLesson) -> tuple[Callout, ...]:
-    if not lesson.undefined:
-        return ()
-    return (
-        Callout(
-            "warning",
-            "σ_ε = 0 (a constant token with ε = 0): x̂ is 0 / 0 = NaN, and so are dγ and dx. "
-            "With any ε > 0 they are finite.",
-        ),
+    said = claim(
+        "step_through.backward_nan",
+        lesson.undefined,
+        "σ_ε = 0 (a constant token with ε = 0): x̂ is 0 / 0 = NaN, and so are dγ and dx. "
+        "With any ε > 0 they are finite.",
     )
+    return (Callout("warning", said),) if said else ()
 
 
 def _upstream(lesson: TokenLesson, dy: np.ndarray) -> Section:
@@ -194,9 +193,25 @@ def _sums(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray, check: Autogr
     total = float(g.dx.sum())
     total_scale = float(np.nansum(np.abs(g.dx))) or 1.0
     eps_note = (
-        "With ε = 0 that is exactly 0: dx is orthogonal to x̂."
-        if eps == 0
-        else f"With ε = {fmt(eps)} it is small but not 0: dx is orthogonal to x̂ only when ε = 0."
+        claim("step_through.dot_nan", lesson.undefined, "With σ_ε = 0 it is NaN.")
+        or claim(
+            "step_through.dot_0_eps_0",
+            eps == 0,
+            "With ε = 0 that is exactly 0: dx is orthogonal to x̂.",
+        )
+        or claim(
+            "step_through.dot_0_projection_0",
+            projection == 0,
+            f"Here Σ dx̂ x̂ = 0, so it is 0 even with ε = {fmt(eps)}.",
+        )
+        or claim(
+            "step_through.dot_not_0",
+            eps > 0 and projection != 0,
+            f"With ε = {fmt(eps)} it is "
+            + (fmt(predicted) if predicted != 0 else "below the smallest float64 (it prints 0)")
+            + ", not 0: dx is orthogonal to x̂ only when ε = 0.",
+            predicted=predicted,
+        )
     )
     return Section(
         key="dx_sums",
@@ -225,7 +240,17 @@ def _sums(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray, check: Autogr
             rf"{{{num(sigma)}^3}} = {num(predicted, scale)}",
         ),
         numbers=(
-            Metric("Σ dx", total, "0 up to rounding, for any dy.", total_scale),
+            Metric(
+                "Σ dx",
+                total,
+                claim(
+                    "step_through.sum_dx_0",
+                    not lesson.undefined,
+                    "0 up to rounding, for any dy.",
+                    "NaN: σ_ε = 0.",
+                ),
+                total_scale,
+            ),
             Metric("dx · x̂", dot, "Computed from the dx above.", scale),
             Metric("ε Σ dx̂ x̂ / σ_ε³", predicted, "The formula's prediction.", scale),
         ),
@@ -233,9 +258,12 @@ def _sums(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray, check: Autogr
             _qid("sumdx", lesson, dy),
             "What is dx₁ + dx₂ + … + dx_D, the sum of dx over the features?",
             float("nan") if lesson.undefined else 0.0,
-            "NaN: with σ_ε = 0 every dx is 0 / 0."
-            if lesson.undefined
-            else "0, for any dy: Σ x̂ = 0 removes the last term and the first two cancel.",
+            claim(
+                "step_through.sum_dx_0",
+                not lesson.undefined,
+                "0, for any dy: Σ x̂ = 0 removes the last term and the first two cancel.",
+                "NaN: with σ_ε = 0 every dx is 0 / 0.",
+            ),
             scale=total_scale,  # "0" is read against the size of dx, not against 1
         ),
     )
@@ -245,6 +273,8 @@ def _autograd(check: AutogradCheck) -> Section:
     grads = check.grads
     d = grads.dx.size
     nan = bool(np.isnan(grads.dx).any())
+    worst = {t: max(check.max_abs_diff(t, n) for n in GRADIENTS) for t in AUTOGRAD_DTYPES}
+    measured = ", ".join(f"{fmt(v)} in {t}" for t, v in worst.items())
     differences = pd.DataFrame(
         {
             "gradient": [GRADIENT_NAMES[n] for n in GRADIENTS],
@@ -259,8 +289,9 @@ def _autograd(check: AutogradCheck) -> Section:
         title="Check beside torch autograd",
         explanation=(
             f"torch works the same gradients out by itself: `y = F.layer_norm(x, ({d},), γ, β, "
-            "ε)`, then `y.backward(dy)`. Δ is the largest difference from the formula: "
-            "rounding in float64 (about 1e-16), about 1e-7 in float32."
+            "ε)`, then `y.backward(dy)`. Δ is the largest difference from the formula, "
+            f"here {measured}: rounding, which grows with the size of x next to its spread σ_ε "
+            "(each float32 keeps about 7 significant digits, float64 about 16)."
         ),
         numbers=(
             Table(
@@ -269,6 +300,9 @@ def _autograd(check: AutogradCheck) -> Section:
                     *((f"dx autograd, {t}", check.autograd[t]["dx"]) for t in AUTOGRAD_DTYPES),
                 )
             ),
-            Table(differences, "Where both are NaN (0 / 0) they agree." if nan else ""),
+            Table(
+                differences,
+                claim("step_through.autograd_nan", nan, "Where both are NaN (0 / 0) they agree."),
+            ),
         ),
     )

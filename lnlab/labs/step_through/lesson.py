@@ -18,6 +18,7 @@ from lnlab.labs.step_through.token import (
     token_summary,
     vector_frame,
 )
+from lnlab.teach.claims import claim
 from lnlab.teach.figures import spread
 from lnlab.teach.latex import num
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
@@ -98,18 +99,20 @@ def bars_summary(lesson: TokenLesson, k: int) -> str:
         f"x's {lesson.features} values run {spread(lesson.x)}, its mean {fmt(lesson.mean)} "
         "marked by the dashed line"
     ]
-    if k >= 2 and np.isfinite(lesson.std) and lesson.std > 0:
+    if k >= 2:
         low, high = lesson.mean - lesson.std, lesson.mean + lesson.std
-        parts.append(f"the band μ ± σ_ε spans {fmt(low)} to {fmt(high)}")
+        band = f"the band μ ± σ_ε spans {fmt(low)} to {fmt(high)}"
+        parts.append(claim("step_through.band_drawn", lesson.std > 0, band))
     if k >= 3:
+        nan = bool(np.isnan(lesson.x_hat).all())
+        drawn = f"after normalizing the values lie {spread(lesson.x_hat)}"
         parts.append(
-            "x̂ is NaN (0 / 0): nothing to draw"
-            if np.isnan(lesson.x_hat).all()
-            else f"after normalizing the values lie {spread(lesson.x_hat)}"
+            claim("step_through.x_hat_nan", nan, "x̂ is NaN (0 / 0): nothing to draw", drawn)
         )
-    if k >= 4 and not np.isnan(lesson.y).all():
-        parts.append(f"y = γ x̂ + β lies {spread(lesson.y)}")
-    return "; ".join(parts) + "."
+    if k >= 4:
+        drawn = f"y = γ x̂ + β lies {spread(lesson.y)}"
+        parts.append(claim("step_through.y_drawn", not np.isnan(lesson.y).all(), drawn))
+    return "; ".join(p for p in parts if p) + "."
 
 
 def metric_label(info: StepInfo) -> str:
@@ -119,26 +122,56 @@ def metric_label(info: StepInfo) -> str:
 
 def _warnings(lesson: TokenLesson) -> tuple[Callout, ...]:
     """Why a constant token gives NaN with ε = 0, or β with ε > 0."""
-    if lesson.undefined:
-        return (Callout("warning", UNDEFINED_TOKEN),)
-    if lesson.var == 0:
-        return (Callout("info", CONSTANT_TOKEN),)
+    if text := claim("step_through.undefined_token", lesson.undefined, UNDEFINED_TOKEN):
+        return (Callout("warning", text),)
+    constant = lesson.constant and not lesson.undefined
+    if text := claim("step_through.constant_token", constant, CONSTANT_TOKEN):
+        return (Callout("info", text),)
     return ()
 
 
 def _spread(lesson: TokenLesson) -> str:
-    """What the std of x̂ is on this token, in words its numbers bear out."""
-    c = lesson.check
-    if lesson.undefined:
-        return "With σ_ε = 0, x̂ is NaN, and so is its std."
-    if lesson.var == 0:
-        return "The token is constant, so x̂ is all 0 and its std is 0."
-    if lesson.eps == 0:
-        return "With ε = 0 the std of x̂ is exactly 1 (up to rounding)."
+    """What the std of x̂ is on this token, in words its numbers bear out: the first of these
+    sentences whose condition holds."""
     return (
-        f"With ε = {fmt(lesson.eps)} under the root, the std of x̂ is √(σ² / (σ² + ε)) = "
-        f"{fmt(c.expected_std)}, under 1 by the share ε takes of σ² + ε."
+        claim(
+            "step_through.std_nan",
+            lesson.undefined,
+            "With σ_ε = 0, x̂ is NaN, and so is its std.",
+        )
+        or claim(
+            "step_through.std_0",
+            lesson.constant,
+            "The token is constant, so x̂ is all 0 and its std is 0.",
+        )
+        or claim(
+            "step_through.std_1",
+            lesson.eps == 0,
+            "With ε = 0 the std of x̂ is exactly 1 (up to rounding).",
+        )
+        or claim(
+            "step_through.std_under_1",
+            not lesson.constant and lesson.eps > 0,
+            f"With ε = {fmt(lesson.eps)} under the root, the std of x̂ is √(σ² / (σ² + ε)) = "
+            f"{under_one(lesson.x_hat, lesson.std, lesson.eps)}, under 1 by the share ε takes "
+            "of σ² + ε.",
+        )
     )
+
+
+def under_one(x_hat: np.ndarray, sigma_eps: float, eps: float) -> str:
+    """The std of x̂ = σ / σ_ε as text that never reads "1" (ε > 0 keeps it under 1).
+
+    Measured on x̂ scaled by its largest value, so that a token of 1e-200s (whose σ² underflows
+    to 0) still gets its 3.5e-198. Where 4 decimals round it to 1, it is "1 − d" with
+    d = 1 − σ / σ_ε = ε / (σ_ε (σ_ε + σ)), which float64 keeps where the ratio itself rounds
+    to 1 (σ² = 1e16, ε = 1e-5); past float64's range, d is said in words."""
+    top = float(np.max(np.abs(x_hat)))
+    std = top * float(np.sqrt(np.mean((x_hat / top) ** 2))) if top > 0 else 0.0
+    if (text := fmt(std)) != "1":
+        return text
+    gap = eps / (sigma_eps * (sigma_eps + std * sigma_eps))
+    return f"1 − {fmt(gap)}" if gap > 0 else "1 − (a number too small for float64)"
 
 
 def _check(lesson: TokenLesson) -> Section:
@@ -151,7 +184,15 @@ def _check(lesson: TokenLesson) -> Section:
         finding=(
             f"Layer Norm divides by $D$: it describes exactly these $D = {d}$ numbers. "
             f"{_spread(lesson)} `torch.std` divides by $D - 1$ (Bessel's correction), as if "
-            "the features were a sample of a larger population, so it prints a bigger number."
+            "the features were a sample of a larger population"
+            + claim(
+                "step_through.torch_std_bigger",
+                c.std_unbiased > c.std,
+                ", so it prints a bigger number.",
+                f": here it prints {fmt(c.std_unbiased)}, as Layer Norm's {fmt(c.std)}."
+                if d > 1
+                else ": with $D = 1$ that is 0 / 0, NaN.",
+            )
         ),
         worked=(  # after the question: they give its answer
             r"\mathrm{std}(\hat{x}) = \sqrt{\dfrac{\sigma^2}{\sigma^2 + \epsilon}} = "
@@ -161,15 +202,26 @@ def _check(lesson: TokenLesson) -> Section:
             rf"\sqrt{{\tfrac{{{d}}}{{{d - 1}}}}} = {num(c.std_unbiased)}",
         ),
         numbers=(
-            Metric(
-                "mean of x̂", c.mean, "Something like 5.6e-17 is 0 up to floating-point rounding."
+            Metric(  # x̂ is of size 1: what float64 leaves of its mean 0 is rounding
+                "mean of x̂",
+                c.mean,
+                "Something like 5.6e-17 is 0 up to floating-point rounding.",
+                1.0,
             ),
             Metric("std of x̂, dividing by D", c.std),
             Metric("torch.std(x̂), dividing by D − 1", c.std_unbiased),
         ),
-        callouts=(Callout("info", "With one feature D − 1 = 0, so torch.std returns nan."),)
-        if d == 1
-        else (),
+        callouts=tuple(
+            Callout("info", text)
+            for text in (
+                claim(
+                    "step_through.one_feature",
+                    d == 1,
+                    "With one feature D − 1 = 0, so torch.std returns nan.",
+                ),
+            )
+            if text
+        ),
         question=check_question(lesson),
         detail=(
             f"Likewise `torch.var(x)` gives {fmt(c.var_input_unbiased)} for this token, where "
@@ -197,16 +249,22 @@ def _undo(lesson: TokenLesson) -> Section:
         callouts=(
             Callout(
                 "success",
-                f"The input is back: y = x for token {lesson.token + 1}, largest difference "
-                f"|y − x| = {fmt(lesson.recovery_error, abs(lesson.x).max())}.",
+                claim(
+                    "step_through.undone",
+                    done,
+                    f"The input is back: y = x for token {lesson.token + 1}, largest "
+                    f"difference |y − x| = {fmt(lesson.recovery_error, abs(lesson.x).max())}.",
+                ),
             ),
         )
         if done
         else (),
-        detail="γ and β are shared by every token, so the other tokens come back only if they "
-        "happen to have the same mean and σ_ε."
-        if done
-        else "",
+        detail=claim(
+            "step_through.undone_others",
+            done,
+            "γ and β are shared by every token, so the other tokens come back only if they "
+            "happen to have the same mean and σ_ε.",
+        ),
     )
 
 
@@ -215,27 +273,43 @@ def normalized_caption(lesson: TokenLesson) -> str:
     defined row has mean 0; its std is √(σ² / (σ² + ε)), 1 with ε = 0 and 0 for a constant
     token."""
     t = lesson.trace
-    var, eps = t.var[:, 0], lesson.eps
+    eps = lesson.eps
     defined = t.std[:, 0] > 0
-    constant = [i + 1 for i in np.flatnonzero(defined & (var == 0))]
+    flat = np.all(t.x == t.x[:, :1], axis=1)  # every feature equal (σ² may underflow without)
+    constant = [i + 1 for i in np.flatnonzero(defined & flat)]
     undefined = [i + 1 for i in np.flatnonzero(~defined)]
-    rows = t.x_hat[defined & (var > 0)]  # their std is √(σ² / (σ² + ε)), the caption's
-    spread = np.sqrt(((rows - rows.mean(axis=1, keepdims=True)) ** 2).mean(axis=1))
-    parts = []
-    if spread.size:
-        low, high = fmt(spread.min()), fmt(spread.max())
-        std = (
-            "std 1"
-            if eps == 0
-            else f"std √(σ² / (σ² + ε)) of its token, here {low}"
-            + (f" to {high}" if high != low else "")
+    rows = t.x_hat[defined & ~flat]  # their std is √(σ² / (σ² + ε)), the caption's
+    top = np.max(np.abs(rows), axis=1, keepdims=True) if rows.size else rows
+    spread = top[:, 0] * np.sqrt(
+        (((rows - rows.mean(axis=1, keepdims=True)) / top) ** 2).mean(axis=1)
+    )
+    low, high = (fmt(spread.min()), fmt(spread.max())) if spread.size else ("", "")
+    parts = [
+        claim(
+            "step_through.rows_std_1",
+            spread.size > 0 and eps == 0,
+            "Each row's mean is 0 and its std 1",
         )
-        parts.append(f"Each row's mean is 0 and its {std}")
-    if constant:
-        parts.append(f"{_tokens(constant)} constant: x̂ all 0, std 0")
-    if undefined:
-        parts.append(f"{_tokens(undefined)} constant with ε = 0: NaN")
-    return "; ".join(parts) + "."
+        or claim(
+            "step_through.rows_std",
+            spread.size > 0 and eps > 0,
+            f"Each row's mean is 0 and its std √(σ² / (σ² + ε)) of its token, here {low}"
+            + (f" to {high}" if high != low else ""),
+        ),
+        claim(
+            "step_through.rows_constant",
+            bool(constant),
+            f"{_tokens(constant)} constant: x̂ all 0, std 0",
+            rows=constant,
+        ),
+        claim(
+            "step_through.rows_nan",
+            bool(undefined),
+            f"{_tokens(undefined)} constant with ε = 0: NaN",
+            rows=undefined,
+        ),
+    ]
+    return "; ".join(p for p in parts if p) + "."
 
 
 def _tokens(numbers: list[int]) -> str:
@@ -253,17 +327,13 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
         f"token's. The outlined row is token {lesson.token + 1}."
     )
     undefined = lesson.undefined_tokens
-    nan_note = (
-        (
-            Callout(
-                "warning",
-                f"Tokens {', '.join(str(i + 1) for i in undefined)} are constant "
-                "and ε = 0: their x̂ is NaN.",
-            ),
-        )
-        if undefined
-        else ()
+    said = claim(
+        "step_through.rows_nan",
+        bool(undefined),
+        f"{_tokens([i + 1 for i in undefined]).capitalize()} constant and ε = 0: NaN.",
+        rows=[i + 1 for i in undefined],
     )
+    nan_note = (Callout("warning", said),) if said else ()
     return (
         Section(
             key="prompt_input",
@@ -289,9 +359,8 @@ def _prompt(lesson: TokenLesson) -> tuple[Section, Section]:
                 "st_heat_normalized",
                 f"x̂, one row per token ({COLOURS}); a row whose σ_ε is 0 is NaN.",
                 label="The whole prompt, normalized",
-                summary=f"Each token's row normalized (the caption says which rows reach mean 0 "
-                f"and std about 1): values {spread(t.x_hat)}; token {lesson.token + 1}'s row is "
-                "outlined.",
+                summary=f"Each token's row normalized (the caption gives each row's mean and std): "
+                f"values {spread(t.x_hat)}; token {lesson.token + 1}'s row is outlined.",
             ),
             callouts=nan_note,
         ),

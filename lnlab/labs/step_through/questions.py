@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from lnlab.core.norms import LayerNormTrace
 from lnlab.core.numbers import DEFAULT_EPS, fmt
 from lnlab.labs.step_through.token import TokenLesson
 from lnlab.teach import misconceptions as mc
+from lnlab.teach.claims import claim
 from lnlab.teach.quiz import Question, Wrong, across_batch_note, feature_question, question_id
 from lnlab.teach.steps import STEPS, step
 
@@ -45,7 +48,10 @@ def token_questions(
             _asked("mean").format(label=label),
             mean,
             f"Add the {d} features and divide by {d}: {fmt(x.sum())} / {d} = {fmt(mean)}.",
-            wrong=(Wrong("across_batch", float(column.mean()), batch),) if across else (),
+            wrong=(
+                *((Wrong("across_batch", float(column.mean()), batch),) if across else ()),
+                *((_mean_d_minus_1(x),) if d > 1 else ()),
+            ),
         ),
         Question(
             question_id("var", *key),
@@ -60,6 +66,12 @@ def token_questions(
                     f"{d - 1}. Layer Norm divides by D = {d}.",
                 ),
                 *((Wrong("across_batch", mc.variance(column), batch),) if across else ()),
+                Wrong(
+                    "root_mixup",
+                    float(np.sqrt(var)),
+                    f"That is σ = √{fmt(var)}, the standard deviation. The variance is the "
+                    "average of the squared distances itself, before any root.",
+                ),
             ),
         ),
         feature_question(
@@ -82,6 +94,18 @@ def token_questions(
             gamma=gamma,
             beta=beta,
         ),
+    )
+
+
+def _mean_d_minus_1(x: np.ndarray) -> Wrong:
+    """The sum over D − 1: Bessel's correction, which belongs to a sample's variance, carried
+    over to the mean."""
+    d = x.size
+    return Wrong(
+        "d_minus_1",
+        float(x.sum() / (d - 1)),
+        f"That is the sum {fmt(float(x.sum()))} divided by D − 1 = {d - 1}. The mean divides "
+        f"by D = {d}, and so does Layer Norm's variance.",
     )
 
 
@@ -139,10 +163,23 @@ def check_question(lesson: TokenLesson) -> Question:
                 f"√({d}/{d - 1}) times larger. Layer Norm's own spread divides by D = {d}.",
             ),
             Wrong(
+                "root_mixup",
+                c.std**2,
+                f"That is x̂'s variance, σ² / (σ² + ε) = {fmt(c.std**2)}: its standard "
+                "deviation is the square root.",
+            ),
+            Wrong(
                 "no_eps",
                 1.0,
-                f"x̂ has std exactly 1 only without ε: with ε = {fmt(lesson.eps)} under the root "
-                "x̂ is divided by a hair more than σ.",
+                claim(
+                    "step_through.no_eps_note",
+                    not lesson.constant,
+                    f"x̂ has std exactly 1 only without ε: with ε = {fmt(lesson.eps)} under the "
+                    f"root x̂ is divided by σ_ε = {fmt(lesson.std)}, not by σ = "
+                    f"{fmt(float(np.sqrt(lesson.var)))}.",
+                    "x̂ has std 1 only for a token that varies, and without ε: this token is "
+                    "constant, so x̂ is all 0.",
+                ),
             ),
         ),
     )

@@ -18,7 +18,7 @@ import pandas as pd
 
 from lnlab.core.errors import InputError
 from lnlab.core.norms import LayerNormTrace, layer_norm_trace
-from lnlab.core.numbers import fmt, scale_of
+from lnlab.core.numbers import fmt, fmt_apart, scale_of
 from lnlab.core.parse import (
     MAX_LABEL_CHARS,
     MAX_TOKENS,
@@ -27,6 +27,7 @@ from lnlab.core.parse import (
     parse_vector,
 )
 from lnlab.labs.step_through.grid import feature_names
+from lnlab.teach.claims import claim
 from lnlab.teach.steps import Step, written_steps
 
 LABELS_MAX_CHARS = MAX_TOKENS * (MAX_LABEL_CHARS + 1)  # 64 labels of 40 characters, one a line
@@ -105,6 +106,12 @@ class TokenLesson:
     def undefined_tokens(self) -> tuple[int, ...]:
         """Every token (0-based) whose sigma_eps is 0, so its x_hat is NaN."""
         return tuple(int(i) for i in np.flatnonzero(self.trace.std[:, 0] == 0.0))
+
+    @property
+    def constant(self) -> bool:
+        """Every feature equal: x̂ is 0 (or NaN with ε = 0). Not σ² == 0, which a token of
+        1e-200s also gives: its σ² underflows, while its x̂ is computed exactly."""
+        return bool(np.all(self.x == self.x[0]))
 
     @property
     def undoes_token(self) -> bool:
@@ -264,8 +271,8 @@ def token_summary(lesson: TokenLesson) -> str:
 
 def _short_vector(v: np.ndarray) -> str:
     """The first SUMMARY_VALUES values in brackets, and how many there are if more."""
-    shown = ", ".join(fmt(a, scale_of(v)) for a in v[:SUMMARY_VALUES])
-    more = f", … {len(v)} values" if len(v) > SUMMARY_VALUES else ""
+    shown = ", ".join(fmt_apart(v[:SUMMARY_VALUES], scale_of(v)))
+    more = claim("step_through.more_values", len(v) > SUMMARY_VALUES, f", … {len(v)} values")
     return f"({shown}{more})"
 
 

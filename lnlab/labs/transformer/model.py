@@ -11,7 +11,6 @@ be recomputed and tested.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,14 +37,13 @@ STACK_WIDTH = 64  # features per token in the depth experiment
 STACK_TOKENS = 8
 STACK_GAIN = 1.0  # each layer's map has entries N(0, gain^2 / width): it keeps |f(x)| ~ |x|
 EPS = DEFAULT_EPS  # PyTorch's default
-EXPLODED = 100.0  # the depth caption says "explodes" once the RMS has grown this many times
 
 SECTIONS = (  # the page's three sections: one slide each in presenter mode
     "Add & Norm on a small block",
     "Depth: how big the residual stream gets",
     "How many Layer Norms a prompt passes through",
 )
-SUBLAYER_INPUT = "pre-norm: sublayer input"  # the depth table's column for RMS of LN(x)
+NORMED = "pre-norm LN(x)"  # the depth table's column: RMS of LN of pre-norm's stream
 
 ORIGINAL_ENCODER_LAYERS = 6  # "Attention Is All You Need", base model
 ORIGINAL_DECODER_LAYERS = 6
@@ -333,37 +331,15 @@ def depth_experiment(
     )
 
 
-def depth_caption(result: DepthExperiment) -> str:
-    """What the depth chart shows, with its numbers (tests check every claim made here)."""
-    last = result.depth
-    none, post, pre = (result.rms[v] for v in VARIANTS)
-    post_off = _upper_bound(np.max(np.abs(post[1:] - 1.0)))
-    fed_off = _upper_bound(np.max(np.abs(result.pre_norm_sublayer_input_rms - 1.0)))
-    return (
-        f"The same {result.tokens} random tokens (width {result.width}) go through the same "
-        f"{last} random linear layers, three ways. "
-        f"**No normalization** {'explodes' if none[last] > EXPLODED * none[0] else 'grows'}: "
-        f"each layer adds f(x) to x, so the RMS multiplies by "
-        f"about {result.no_norm_growth_per_layer:.3g} per layer, from {none[0]:.3g} to "
-        f"{none[last]:.3g}. "
-        f"**Post-norm** keeps the stream at unit scale, because the Layer Norm is the last "
-        f"operation of every layer (RMS within {post_off} of 1). "
-        f"**Pre-norm** lets the stream grow, but only like a square root of depth: "
-        f"{pre[last]:.3g} after {last} layers, against √({pre[0]:.3g}² + {last}·{result.gain:g}²)"
-        f" = {result.pre_norm_sqrt_law[last]:.3g}; yet every sublayer sees a normalized input "
-        f"(RMS within {fed_off} of 1), and the final Layer Norm brings the output back to "
-        f"{result.pre_norm_final_rms:.4f}."
-    )
-
-
-def depth_rows(result: DepthExperiment) -> list[dict[str, float | int | None]]:
+def depth_rows(result: DepthExperiment) -> list[dict[str, float | int]]:
     """The depth table, one row per layer (0: the input): the stream's RMS in each variant, and
-    the RMS of LN(x) that pre-norm feeds layer l's sublayer (None before layer 1)."""
-    fed = [None, *(float(v) for v in result.pre_norm_sublayer_input_rms)]
+    the RMS of LN of pre-norm's stream there: what layer l + 1's sublayer gets, and after the
+    last layer the output of the final Layer Norm."""
+    normed = [*(float(v) for v in result.pre_norm_sublayer_input_rms), result.pre_norm_final_rms]
     return [
         {"layer": layer}
         | {variant: float(result.rms[variant][layer]) for variant in VARIANTS}
-        | {SUBLAYER_INPUT: fed[layer]}
+        | {NORMED: normed[layer]}
         for layer in range(result.depth + 1)
     ]
 
@@ -406,11 +382,6 @@ def _run_stack(
     for f in sublayers:
         stream.append(step(stream[-1], f))
     return stream
-
-
-def _upper_bound(deviation: float) -> str:
-    """The power of ten just above `deviation` (3.3e-06 -> 1e-05), so the claim stays true."""
-    return f"{10.0 ** math.ceil(math.log10(max(deviation, 1e-15))):.0e}"
 
 
 def _linear(weights: np.ndarray) -> Sublayer:

@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from lnlab.core.errors import InputError
-from lnlab.labs.gpu import benchmark, memory
+from lnlab.labs.gpu import benchmark, memory, parity
+from lnlab.labs.gpu.lesson import SCALE, slides
+from lnlab.teach.presets import token_preset
 
 DEVICE_MEMORY = memory.device_memory.__wrapped__  # the real reading, uncached (conftest fakes it)
 MiB, GiB = 2**20, 2**30
@@ -144,12 +146,21 @@ def test_an_unknown_cache_suggests_nothing_and_says_it_cannot_tell(described_dev
     )
 
 
+def _scale_words(result: benchmark.ScaleUp) -> str:
+    """The scale-up figure's caption, as the page's lesson writes it about `result`."""
+    x = token_preset("hello").x
+    run = parity.parity(x, "cpu", result.dtype)
+    lesson = slides(run, [f"t{i}" for i in range(len(x))], 0, "CPU", result.shape, result)
+    caption = lesson.sections[lesson.index(SCALE)].figure.caption
+    return caption.replace("\\", "")  # plain's escapes
+
+
 def test_a_result_says_which_memory_it_describes_and_its_peak(h100):
     result = benchmark.run_scale_up(1, 8, 16, "cpu", deadline_s=0.01)
     assert result.memory is not None and result.free_bytes is not None
-    assert result.level is not None and result.memory_text().endswith(
-        "torch does not report peak memory on cpu."
-    )
+    assert result.level is not None and result.peak_text() == ""  # torch does not tell
+    assert result.memory_text().endswith("torch does not report peak memory on cpu.")
+    assert "torch does not report peak memory on cpu." in _scale_words(result)
     on_gpu = benchmark.dataclasses.replace(
         result,
         device="cuda:0",
@@ -158,11 +169,13 @@ def test_a_result_says_which_memory_it_describes_and_its_peak(h100):
         memory=memory.device_memory("cuda:0"),
         peak_bytes=7 * 100 * MiB,
     )
-    assert on_gpu.memory_text() == (
+    said = (
         "x (100 MiB) is 2.0 times the 50 MiB L2 cache: every pass streams from the GPU's "
         "memory, so these timings are its. Peak memory: torch held at most 700 MiB on cuda:0 "
         "during the run (7.0 times x)."
     )
+    assert on_gpu.memory_text() == said
+    assert said in _scale_words(on_gpu)
 
 
 def test_binary_sizes():

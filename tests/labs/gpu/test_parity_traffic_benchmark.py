@@ -13,6 +13,7 @@ from helpers import front_of_line_held
 
 from lnlab.core.errors import InputError
 from lnlab.labs.gpu import benchmark, memory, parity, plots, traffic
+from lnlab.labs.gpu.lesson import slides
 from lnlab.serving import heavy_work
 from lnlab.teach.presets import token_preset
 
@@ -83,6 +84,30 @@ def test_parity_fused_output_matches_torch_layer_norm():
 def test_parity_overflow_in_float16_is_reported_beyond_the_bound():
     result = parity.parity(np.array([[7e4, 1.0, 2.0, 3.0]]), "cpu", "float16")  # > 65504
     assert not all(r.within for r in result.rows)
+
+
+def test_tiny_values_are_within_float32s_range_and_its_bound():
+    """Issue 36: 1e-6-scale tokens showed "This happens when values leave float32's range".
+    They are far inside it; ε far above σ² shrinks x̂ (to 5e-4 here) but not the rounding of
+    x − μ, so κ counts against the largest |x̂|, and every step stays within its bound."""
+    x = 1e-6 * np.array([[1.0, 2.0, 3.0, 4.0]])
+    result = parity.parity(x, "cpu", "float32")
+    largest_x_hat = 1.5 / math.sqrt(1.25 + 1e7)  # |x − μ| / σ_ε, in units of 1e-6
+    assert result.kappa == pytest.approx(4 / math.sqrt(1.25 + 1e7) / largest_x_hat, rel=1e-9)
+    assert all(r.within for r in result.rows)
+    assert parity.out_of_range(result) == ([], [])
+    steps = slides(result, ["t1"], 0, "CPU", (1, 4, 8), None).sections[1]
+    assert not steps.callouts
+
+
+def test_tiny_values_in_float16_are_under_its_smallest_normal_number():
+    """The same tokens in float16 are subnormal (under 6.1e-05): the callout says which."""
+    x = 1e-6 * np.array([[1.0, 2.0, 3.0, 4.0]])
+    result = parity.parity(x, "cpu", "float16")
+    assert parity.out_of_range(result) == ([], ["x", "μ", "σ²"])
+    (callout,) = slides(result, ["t1"], 0, "CPU", (1, 4, 8), None).sections[1].callouts
+    assert "x, μ, σ² are under float16's smallest normal number, 6.104e-05" in callout.text
+    assert "go past" not in callout.text and "within" not in callout.text
 
 
 def test_parity_rejects_an_unsupported_dtype_and_device():

@@ -20,6 +20,7 @@ from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import export as pex
 from lnlab.labs.padding import lesson, links
 from lnlab.labs.padding import questions as pq
+from lnlab.teach.quiz import options
 
 HI = pad.parse_sentences("Hi Nitish\nHow are you today")
 # The stacked rows: Hi, Nitish, PAD, PAD, How, are, you, today (preset "hi-nitish").
@@ -244,6 +245,11 @@ def test_running_statistics_close_the_gap_only_partly(lab):
     var = ROWS.var(axis=0)
     limit = lab.norms.naive_bn.y * np.sqrt((var + 1e-5) / (var * 8 / 7 + 1e-5))
     np.testing.assert_allclose(many.eval_y, limit, atol=1e-8)
+    settled = np.abs(limit - lab.norms.naive_bn.y).max()
+    assert many.settled_gap == pytest.approx(settled) == one.settled_gap
+    # the gap after each step is that step's eval output against training's
+    for k in (1, 37, 200):
+        assert many.gaps[k - 1] == pad.running_statistics(lab, k).gap
     with pytest.raises(InputError, match="steps"):
         pad.running_statistics(lab, 0)
 
@@ -489,18 +495,30 @@ def test_page_questions_ask_for_the_pad_output_with_beta():
     # a new beta is a new question; the same example keeps its ids
     assert questions.outputs.qid != pq.page_questions(plain_lab).outputs.qid
     assert questions.statistics.qid == pq.page_questions(plain_lab).statistics.qid
-    assert questions.closed_form.answer == pytest.approx(0.75)  # 1 - p, p = 2 / 8
+    # f1's variance over all 8 rows: (1 - p) σ² + p (1 - p) μ² with the real tokens' μ, σ²
+    variance = questions.closed_form
+    assert variance.answer == pytest.approx(ROWS[:, 0].var())
+    real = ROWS[REAL, 0]
+    assert variance.answer == pytest.approx(0.75 * real.var() + 0.25 * 0.75 * real.mean() ** 2)
+    wrong = {w.misconception: w.answer for w in variance.wrong}
+    assert wrong == {
+        "bn_ignores_padding": pytest.approx(real.var()),  # the PAD zeros not counted
+        "d_minus_1": pytest.approx(ROWS[:, 0].var(ddof=1)),  # torch.var's n - 1
+    }
 
 
 def test_page_questions_without_pads_or_with_a_zero_mean():
     even = pad.padding_lab(pad.parse_sentences("Hi Nitish\nHow are"), "hi-nitish")
     assert pq.page_questions(even).outputs is None
-    assert pq.page_questions(even).closed_form.answer == pytest.approx(1.0)
+    assert pq.page_questions(even).closed_form is None  # no PAD share to ask about
     # f1 of the real tokens: Hi 1, Nitish 3, How -4, are 1, you 2, today -3: mean 0
     edits = (("Hi", (1.0, 1.0, 8.0)), ("How", (-4.0, 2.0, 6.0)), ("you", (2.0, 5.0, 9.0)))
     zero = pad.padding_lab(HI, "hi-nitish", (*edits, ("today", (-3.0, 4.0, 1.0))))
     assert zero.norms.masked_bn.mean[0] == 0
-    assert pq.page_questions(zero).closed_form is None
+    # the padded variance is (1 - p) σ²: the real variance is still a different answer
+    variance = pq.page_questions(zero).closed_form
+    assert variance.answer == pytest.approx(0.75 * zero.closed_form.real_var[0])
+    assert len(options(variance)) == 3
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,7 @@ def test_the_default_token_by_hand():
     assert abs(sums["Σ dx"]) < 1e-15
     assert sums["dx · x̂"] == pytest.approx(DOT, rel=1e-9)
     assert sums["ε Σ dx̂ x̂ / σ_ε³"] == pytest.approx(DOT, rel=1e-12)
-    assert "small but not 0" in s["dx_sums"].finding
+    assert "it is 3.4e-06, not 0" in s["dx_sums"].finding  # ε Σ dx̂ x̂ / σ_ε³, measured
 
 
 def test_the_questions_and_their_answers():

@@ -301,3 +301,22 @@ def test_pasting_a_tensor_over_the_preset_needs_no_labels(at):
     assert at.text_area(key="st_labels").value == ""
     assert at.selectbox(key="st_token").options == ["1: t1", "2: t2"]
     assert metric(at, "μ") == 1.5
+
+
+def test_an_epsilon_out_of_range_is_said_under_its_box(at):
+    """Issue 36: ε = 100 turned the box red and kept the old ε, the reason only in a tooltip.
+    Now the page says it where the eye is and keeps the last good ε."""
+    at.number_input(key="st_eps").set_value(0.001).run()
+    at.number_input(key="st_eps").set_value(100.0).run()
+    assert not at.exception
+    said = [e.value for e in at.error]
+    assert any(
+        'Epsilon must be between 0 and 1: "100.0" is not, so the page keeps 0.001' in e
+        for e in said
+    ), said
+    assert at.number_input(key="st_eps").value == 0.001
+    assert r"ε = 0\.001" in token_heading_line(at)  # Markdown escapes the point
+
+
+def token_heading_line(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Token "))

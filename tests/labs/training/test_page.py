@@ -156,7 +156,7 @@ def test_train_then_every_slide_states_its_numbers(monkeypatch) -> None:
     assert str(at.query_params["q"]) == "1"
     lesson = slides.slides(config, result)
     for k, misconception, finding in (
-        (3, "depth_irrelevant", "with one block"),
+        (3, "depth_irrelevant", "x** with one block"),
         (6, "running_is_batch", "Largest gap"),
     ):
         at.session_state["tr_slide"] = k

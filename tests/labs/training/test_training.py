@@ -29,11 +29,16 @@ from lnlab.core.numbers import fmt
 from lnlab.labs.training import data, norms
 from lnlab.labs.training.config import MAX_WORK, TrainConfig
 from lnlab.labs.training.lesson import (
+    ALIKE,
     BATCH,
+    DEEP_MORE,
     DEPTH,
     GAP,
     GRADS,
     NO_GAP,
+    ONE_MORE,
+    POST_MORE,
+    PRE_MORE,
     SAME,
     batch_question,
     clearly,
@@ -630,58 +635,51 @@ def _asked_live(q: Question) -> None:
 
 
 def test_the_gradient_question_reads_the_run(tiny_lab) -> None:
-    """Post-LN's last-block norm; wrong: pre-LN's (placement), and, where post-LN's grow
-    towards the output, post-LN's block 1 (uniform across depth). 3 blocks: the same seed's
-    gradients at depth 3; then with post-LN's block 1 made small, as in a run that grows."""
+    """Whose last block has the larger gradient norm: the run's verdict by over 20 %; wrong:
+    about the same (placement), offered only where the run shows the two apart. On the tiny
+    run, then with its post-LN made pre-LN's size and a fifth of it: three options each time."""
     post, pre = tiny_lab.run("post"), tiny_lab.run("pre")
     q = grads_question(tiny_lab)
-    assert q.answer == post.grad_norms[-1]
-    assert _wrongs(q) == {"placement_irrelevant": pre.grad_norms[-1]}  # one block: no block 1
+    assert clearly(post.grad_norms[-1], pre.grad_norms[-1]) == 1 and q.answer == POST_MORE
+    assert _wrongs(q) == {"placement_irrelevant": ALIKE}
+    assert q.choices == (POST_MORE, PRE_MORE, ALIKE) and fmt(post.grad_norms[-1]) not in q.prompt
     _asked_live(q)
-    deep = {v: tiny_lab.depth_grads[v][2] for v in ("post", "pre")}
 
-    def three(post_norms: tuple[float, ...]) -> LabResult:
-        norms = {"post": post_norms, "pre": deep["pre"]}
-        return dataclasses.replace(
-            tiny_lab,
-            config=dataclasses.replace(TINY, layers=3),
-            runs=tuple(dataclasses.replace(r, grad_norms=norms[r.variant]) for r in tiny_lab.runs),
-        )
+    def post_at(norm: float) -> LabResult:
+        runs = (dataclasses.replace(post, grad_norms=(norm,)), pre)
+        return dataclasses.replace(tiny_lab, runs=runs)
 
-    q3 = grads_question(three(deep["post"]))
-    assert q3.answer == deep["post"][2] and q3.qid != q.qid
-    grows = clearly(deep["post"][2], deep["post"][0]) == 1
-    assert ("post_ln_uniform" in _wrongs(q3)) is grows
-    assert ("block 1 has" in q3.prompt) is grows
-    _asked_live(q3)
-    growing = (deep["post"][2] / 2, *deep["post"][1:])
-    q_grows = grads_question(three(growing))
-    assert _wrongs(q_grows) == {
-        "placement_irrelevant": deep["pre"][2],
-        "post_ln_uniform": growing[0],
-    }
-    assert f"block 1 has {fmt(growing[0])}" in q_grows.prompt
-    _asked_live(q_grows)
-    flat = grads_question(three((deep["post"][2], *deep["post"][1:])))
-    assert "post_ln_uniform" not in _wrongs(flat) and "block 1" not in flat.prompt
+    same = grads_question(post_at(pre.grad_norms[-1]))
+    assert same.answer == ALIKE and not same.wrong and len(options(same)) == 3
+    smaller = grads_question(post_at(pre.grad_norms[-1] / 5))
+    assert smaller.answer == PRE_MORE and _wrongs(smaller) == {"placement_irrelevant": ALIKE}
+    _asked_live(smaller)
     assert grads_question(dataclasses.replace(tiny_lab, runs=tiny_lab.runs[1:])) is None
 
 
 def test_the_depth_question_reads_the_run(tiny_lab) -> None:
-    """Post over pre, last block, 8 blocks; wrong: the one-block ratio (depth does not change
-    the gap), offered when the deep ratio differs from it clearly. Not 1: the stem's
-    one-block ratio rules that out."""
+    """Post over pre, last block: larger with 8 blocks or with one, by over 20 %, or about the
+    same; wrong: about the same (depth does not change the gap), offered where the two
+    ratios differ by over 20 %. No ratio is printed in the stem."""
     post, pre = tiny_lab.depth_grads["post"], tiny_lab.depth_grads["pre"]
     q = depth_question(tiny_lab)
     deep, one = post[-1][-1] / pre[-1][-1], post[0][-1] / pre[0][-1]
-    assert q.answer == deep
-    assert _wrongs(q) == {"depth_irrelevant": one}
-    assert fmt(q.answer) not in q.prompt
+    assert clearly(deep, one) == 1 and q.answer == DEEP_MORE
+    assert _wrongs(q) == {"depth_irrelevant": ALIKE}
+    assert not re.search(r"\d\.\d", q.prompt) and len(options(q)) == 3
     _asked_live(q)
     same = dataclasses.replace(
         tiny_lab, depth_grads={"post": (*post[:-1], post[0]), "pre": (*pre[:-1], pre[0])}
     )
-    assert _wrongs(depth_question(same)) == {}
+    assert depth_question(same).answer == ALIKE and _wrongs(depth_question(same)) == {}
+    flipped = dataclasses.replace(
+        tiny_lab,
+        depth_grads={
+            "post": (post[-1], *post[1:-1], post[0]),
+            "pre": (pre[-1], *pre[1:-1], pre[0]),
+        },
+    )
+    assert depth_question(flipped).answer == ONE_MORE
 
 
 @pytest.fixture(scope="module")

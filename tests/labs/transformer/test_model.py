@@ -14,15 +14,17 @@ import torch
 import torch.nn.functional as F
 
 from lnlab.core.errors import InputError
+from lnlab.labs.transformer.lesson import depth_detail
 from lnlab.labs.transformer.model import (
     NO_NORM,
+    NORMED,
     POST_NORM,
     PRE_NORM,
     add_and_norm_example,
     block_steps,
     count_layer_norms,
-    depth_caption,
     depth_experiment,
+    depth_rows,
     encoder_decoder_count,
     layer_norm_count,
     step_latex,
@@ -140,31 +142,40 @@ def test_depth_outside_the_slider_is_refused(depth):
         depth_experiment(depth)
 
 
-def _caption_bounds(caption: str) -> list[float]:
-    """The numbers in "RMS within <bound> of 1", in order."""
-    return [float(b) for b in re.findall(r"RMS within ([0-9.e+-]+) of 1", caption)]
+def _bounds(detail: str) -> list[float]:
+    """The numbers in "within <bound>", in order: post-norm, the sublayers' input, the output."""
+    return [float(b) for b in re.findall(r"within (\d[0-9.e+-]*)", detail)]
 
 
-def test_caption_claims_hold_at_every_depth(deep):
+def test_the_depth_detail_holds_at_every_depth(deep):
+    """Its words at every depth of the slider (their conditions on other stacks: tests/claims)."""
     for depth in range(1, 49):
         result = depth_experiment(depth)
-        caption = depth_caption(result)
+        detail = depth_detail(result)
         none, post, pre = (result.rms[v] for v in (NO_NORM, POST_NORM, PRE_NORM))
-        if "explodes" in caption:
-            assert none[-1] / none[0] > 100
-        else:
-            assert "grows" in caption
+        assert ("explodes" in detail) == (none[-1] / none[0] > 100)
         assert np.all(np.diff(none) > 0)
-        assert f"to {none[-1]:.3g}" in caption
-        post_bound, fed_bound = _caption_bounds(caption)
+        assert f"to {none[-1]:.3g}" in detail
+        post_bound, fed_bound, final_bound = _bounds(detail)
         assert np.max(np.abs(post[1:] - 1)) <= post_bound <= 1e-5
         assert np.max(np.abs(result.pre_norm_sublayer_input_rms - 1)) <= fed_bound <= 1e-5
+        assert abs(result.pre_norm_final_rms - 1) <= final_bound <= 1e-5
         assert pre[-1] > pre[0]  # "lets the stream grow"
-        assert abs(pre[-1] / result.pre_norm_sqrt_law[-1] - 1) < 0.1  # "like a square root"
-        assert f"{pre[-1]:.3g} after {depth} layers" in caption
-        assert abs(result.pre_norm_final_rms - 1) < 1e-4
-    assert "explodes" in depth_caption(deep)
-    assert "grows" in depth_caption(depth_experiment(1))
+        assert np.max(np.abs(pre / result.pre_norm_sqrt_law - 1)) < 0.1  # "like a square root"
+        assert "but only like the square root of depth" in detail
+        assert f"{pre[-1]:.3g} after {depth} layers" in detail
+    assert "**No normalization** explodes" in depth_detail(deep)
+    assert "**No normalization** grows" in depth_detail(depth_experiment(1))
+
+
+def test_the_depth_table_has_a_number_in_every_cell(deep):
+    """Issue 36: its first row read NaN (no sublayer before layer 1). The last column is now
+    LN of pre-norm's stream: the next sublayer's input, and after the last layer the output."""
+    rows = depth_rows(deep)
+    assert len(rows) == 49 and all(np.isfinite(v) for r in rows for v in r.values())
+    normed = [r[NORMED] for r in rows]
+    assert normed[:-1] == deep.pre_norm_sublayer_input_rms.tolist()
+    assert normed[-1] == deep.pre_norm_final_rms
 
 
 # ---------------------------------------------------------------- counting

@@ -19,7 +19,6 @@ from helpers import (
 )
 from streamlit.testing.v1 import AppTest
 
-from lnlab.core.numbers import fmt
 from lnlab.labs.transformer.model import VARIANTS, depth_experiment
 
 PAGE = "pages/transformer.py"
@@ -75,7 +74,13 @@ def test_defaults_post_norm_depth_24_and_12_layers(at):
     expected = depth_experiment(24)
     np.testing.assert_allclose(table["post-norm"], expected.rms["post-norm"])
     np.testing.assert_allclose(table["no norm"], expected.rms["no norm"])
-    assert _metrics(at)[0] == fmt(expected.rms["no norm"][24])
+    last = html_table(at, "RMS after layer 24").set_index("stack")["RMS after layer 24"]
+    assert last.to_dict() == {
+        "no norm": expected.rms["no norm"][24],
+        "post-norm": expected.rms["post-norm"][24],
+        "pre-norm": expected.rms["pre-norm"][24],
+        "pre-norm, final LN": expected.pre_norm_final_rms,
+    }
     assert any("explodes" in m.value for m in at.markdown)
     assert _count(at) == ["24", "25"]
     assert not at.error
@@ -205,8 +210,8 @@ def test_presenter_mode_shows_one_section_per_slide():
     assert _titles(app) == ["Depth: how big the residual stream gets"]
     assert app.slider(key="tf_depth").value == 5
     chart = json.loads(app.get("plotly_chart")[0].proto.spec)
-    assert len(chart["data"][0]["y"]) == 6  # the chart is on the slide, the table is not
-    assert not html_tables(app)
+    assert len(chart["data"][0]["y"]) == 6  # the chart is on the slide, the depth table not
+    assert [list(t.columns) for t in html_tables(app)] == [["stack", "RMS after layer 5"]]
     assert app.query_params["s"] == "2"
     app.button(key="transformer_next").click().run()
     assert _titles(app) == ["How many Layer Norms a prompt passes through"]
@@ -252,10 +257,9 @@ def test_depth_table_downloads_as_csv_and_json(monkeypatch):
     app = _link({"depth": "6", "s": "2"})
     shown = _depth_table(app)
     table = _csv(downloaded(app, "tf_dl_csv", files))
-    assert list(table.columns) == ["no norm", "post-norm", "pre-norm", "pre-norm: sublayer input"]
-    np.testing.assert_array_equal(table[list(VARIANTS)], shown[list(VARIANTS)])
-    np.testing.assert_array_equal(table.iloc[1:, 3], shown.iloc[1:, 3])
-    assert np.isnan(table.iloc[0, 3])  # no sublayer before layer 1
+    assert list(table.columns) == ["no norm", "post-norm", "pre-norm", "pre-norm LN(x)"]
+    np.testing.assert_array_equal(table[list(VARIANTS)], shown)  # LN(x) is the download's
+    assert np.all(np.isfinite(table))  # a number in every cell: no NaN row
     # every variant starts from the same input, and post-norm keeps unit scale after it
     assert np.ptp(table.iloc[0, :3]) == 0
     np.testing.assert_allclose(table["post-norm"].iloc[1:], 1.0, atol=1e-4)
@@ -263,4 +267,5 @@ def test_depth_table_downloads_as_csv_and_json(monkeypatch):
     assert data["settings"]["depth"] == 6 and data["settings"]["eps"] == 1e-5
     for variant in VARIANTS:
         assert data["rms"][variant] == table[variant].tolist()
-    assert data["pre_norm_sublayer_input_rms"] == table.iloc[1:, 3].tolist()
+    assert data["pre_norm_sublayer_input_rms"] == table.iloc[:-1, 3].tolist()
+    assert data["pre_norm_final_rms"] == table.iloc[-1, 3]
