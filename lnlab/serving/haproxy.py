@@ -43,14 +43,23 @@ class Limits:
     README's sizing rule) reconnect within a second: up to 120 new websockets in 10 s. Each
     limit is at least that, with room for a second tab each. A flood is caught by the
     websockets: every new session runs a whole page in an app process, the costliest thing a
-    visitor can ask for, and an address that opens sessions faster than 12 a second is held
-    at 429 for as long as it goes on (the rejected attempts count too)."""
+    visitor can ask for.
+
+    Websockets are counted per browser first (`websockets_per_browser_10s`, by the cookie
+    the proxy gives each browser with its first page): a browser that reconnects in a loop
+    is refused on its own (issue 38: one student's 15 a second had 14 of 20 classmates' page
+    opens refused for 40 s), and only what its limit lets through counts for its address
+    (`websockets_per_10s`: the class's 120 and one looping browser's 30). Those without the
+    cookie (a script) share one count per address, with the same limits, apart from the
+    browsers'; an address that opens them faster than 15 a second is held at 429 for as long
+    as it goes on (the rejected attempts count too)."""
 
     requests_per_10s: int = 20_000
     connections_per_10s: int = 1_500
     max_open_per_client: int = 1_000
-    websockets_per_10s: int = 120
+    websockets_per_10s: int = 150
     max_websockets_per_client: int = 300
+    websockets_per_browser_10s: int = 30
 
 
 LIMIT_HELP = {  # what each limit counts, for `python -m lnlab.serving.cluster --help`
@@ -59,8 +68,9 @@ LIMIT_HELP = {  # what each limit counts, for `python -m lnlab.serving.cluster -
     "max_open_per_client": "open connections, then new ones are closed",
     "websockets_per_10s": "new sessions (websockets) in 10 s, then 429",
     "max_websockets_per_client": "open sessions (websockets), then 429",
+    "websockets_per_browser_10s": "new sessions (websockets) of one browser in 10 s, then 429",
 }
-UNLIMITED = Limits(10**6, 10**6, 10**6, 10**6, 10**6)  # for benchmarks of one address's class
+UNLIMITED = Limits(*[10**6] * 6)  # for benchmarks of one address's class
 
 
 def inline_script_hashes() -> tuple[str, ...]:
@@ -106,6 +116,70 @@ def content_security_policy() -> str:
     )
 
 
+def security_headers() -> tuple[tuple[str, str], ...]:
+    """The headers on every answer the proxy gives (the app's, its own 429s and errors): no
+    page sends its address (a teacher's secret once was in one) to any other request; no
+    content is sniffed; no other site may frame the app; the content security policy."""
+    return (
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        ("Content-Security-Policy", f'"{content_security_policy()}"'),
+        ("Permissions-Policy", '"camera=(), microphone=(), geolocation=(), payment=(), usb=()"'),
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+    )
+
+
+# What HAProxy answers itself, by status (those it can make: a request refused, a timeout, no
+# process to serve it); 429 is the limits' own (`return`).
+ERRORS = {
+    403: "Forbidden.",
+    404: "Not found.",
+    405: "Method not allowed.",
+    410: "Gone.",
+    413: "The request is too large.",
+    425: "Too early: try again.",
+    429: "Too many requests from your address: wait a few seconds.",
+    500: "The proxy failed: try again in a moment.",
+    502: "The app did not answer: try again in a moment.",
+    503: "No app process can take the request now: try again in a moment.",
+    504: "The app did not answer in time: try again in a moment.",
+}
+# HAProxy 2.6 answers a request it cannot read (400), whose headers do not come within
+# `timeout http-request` (408) or whose transfer coding it does not know (501) from its HTTP/1
+# parser, before any rule runs, with a fixed text that no http-error or http-after-response
+# rule reaches (measured: none of the security headers). The one thing a config can choose
+# there is no answer at all (an empty error file), which these get: the connection is closed.
+# A browser never sends such a request; a slow body (408 too) is closed the same way.
+SILENT = (400, 408, 501)
+
+
+def error_answers() -> str:
+    """`errorfile` and `http-error` lines (for `defaults`): HAProxy's own error answers as
+    plain text with the security headers, which http-after-response rules do not add to an
+    error HAProxy raises, or (`SILENT`) none."""
+    headers = "".join(f" hdr {name} {value}" for name, value in security_headers())
+    silent = [f"    errorfile {status} /dev/null" for status in SILENT]
+    return "\n".join(
+        silent
+        + [
+            f'    http-error status {status} content-type "text/plain; charset=utf-8" '
+            f'string "{text}"{headers}'
+            for status, text in ERRORS.items()
+        ]
+    )
+
+
+def after_response_headers() -> str:
+    """The frontend's `http-after-response` lines setting `security_headers`."""
+    return "\n".join(
+        f"    http-after-response set-header {name} {value}" for name, value in security_headers()
+    )
+
+
+HTTP_REQUEST_TIMEOUT = "5s"  # a request's headers and body, from its first byte
+
+
 def render(
     *,
     bind: str,
@@ -114,7 +188,7 @@ def render(
     limits: Limits = Limits(),
     cookie_extra: str = "",
     hard_stop_after: str = "30s",
-    maxconn: int = 4096,
+    maxconn: int = 8192,
 ) -> str:
     """deploy/haproxy.cfg with its placeholders filled; `servers` is the backend's server
     lines (indented)."""
@@ -125,12 +199,15 @@ def render(
         "cookie_extra": cookie_extra,
         "hard_stop_after": hard_stop_after,
         "maxconn": str(maxconn),
+        "http_request_timeout": HTTP_REQUEST_TIMEOUT,
+        "error_answers": error_answers(),
+        "security_headers": after_response_headers(),
         "requests_per_10s": str(limits.requests_per_10s),
         "connections_per_10s": str(limits.connections_per_10s),
         "max_open_per_client": str(limits.max_open_per_client),
         "websockets_per_10s": str(limits.websockets_per_10s),
         "max_websockets_per_client": str(limits.max_websockets_per_client),
-        "content_security_policy": content_security_policy(),
+        "websockets_per_browser_10s": str(limits.websockets_per_browser_10s),
     }
     template = TEMPLATE.read_text()
     missing = set(_PLACEHOLDER.findall(template)) - set(values)

@@ -10,9 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lnlab.classroom.nicknames import (
+    MAX_CLUSTER,
     MAX_CODE_POINTS,
+    MAX_MARKS,
     MAX_NICKNAME,
     NicknameError,
+    characters,
     check_nickname,
     shown_apart,
     visible_length,
@@ -30,6 +33,14 @@ from lnlab.classroom.nicknames import (
         ("🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", 1),  # Scotland
         ("❤\ufe0f", 1),
         ("e\u0301", 1),  # e and a combining acute accent
+        ("👩🏻\u200d❤\ufe0f\u200d💋\u200d👨🏼", 1),  # a kiss with two skin tones: 10 code points
+        ("❤\ufe0f\u200d🔥", 1),  # a heart on fire: the joiner after a variation selector
+        ("🏃\u200d♀\ufe0f", 1),  # a woman running: ♀ is in the BMP
+        ("1\ufe0f\u20e3", 1),  # a keycap
+        ("ချွေး", 1),  # Burmese: a letter with four marks
+        ("क्षत्रिय", 5),  # Devanagari: a virama's consonant counts on its own
+        ("ශ්\u200dරී", 2),  # Sinhala's "Sri": a joiner after a virama
+        ("קָדוֹשׁ", 4),  # Hebrew with its points
     ],
 )
 def test_emoji_sequences_count_as_one_character(name: str, length: int) -> None:
@@ -40,6 +51,28 @@ def test_emoji_sequences_count_as_one_character(name: str, length: int) -> None:
 def test_nicknames_are_normalised_and_trimmed() -> None:
     assert check_nickname("  Zoe\u0301 ") == "Zoé"  # NFC: one code point, as typed elsewhere
     assert check_nickname("👨\u200d👩\u200d👧\u200d👦" * MAX_NICKNAME)  # 20 families fit
+    assert check_nickname("Ana \u3000\u2003 Bo\u00a0Li") == "Ana Bo Li"  # spaces of any width
+
+
+def test_a_character_holds_at_most_so_many_marks_and_code_points() -> None:
+    five = "Z\u0308\u0301\u0300\u0323\u0330"
+    assert check_nickname(five) == unicodedata.normalize("NFC", five)
+    assert len(characters("Z" + "\u0301" * 99)) == 1  # what a reader counts: one
+    assert MAX_MARKS == 5 and MAX_CLUSTER >= 10
+    assert characters("a\u200db") == ["a\u200d", "b"]  # a joiner between letters joins nothing
+
+
+@given(st.text(max_size=60))
+def test_whatever_is_kept_is_within_every_cap(name: str) -> None:
+    try:
+        kept = check_nickname(name)
+    except NicknameError:
+        return
+    assert visible_length(kept) <= MAX_NICKNAME and len(kept) <= MAX_CODE_POINTS
+    for character in characters(kept):
+        assert len(character) <= MAX_CLUSTER
+        assert sum(unicodedata.category(c).startswith("M") for c in character) <= MAX_MARKS
+    assert check_nickname(kept) == kept  # stored as it would be checked again
 
 
 @pytest.mark.parametrize(
@@ -52,6 +85,20 @@ def test_nicknames_are_normalised_and_trimmed() -> None:
         ("x" * (MAX_NICKNAME + 1), "at most 20 characters"),
         ("e\u0301" * (MAX_NICKNAME + 1), "at most 20 characters"),
         ("🇫" * (MAX_CODE_POINTS + 2), "at most 20 characters"),  # bounded storage
+        # issue 38: 40 letters joined by zero-width joiners, and a Z with 99 combining marks
+        ("\u200d".join("abcdefghijklmnopqrstuvwxyzabcdefghijklmn"), r"invisible character U\+200D"),
+        ("Z" + "\u0301" * 99, "at most 5 accents or marks on one character"),
+        ("Z" + "\u0308\u0301\u0300" * 2, "at most 5 accents"),  # 6: one too many
+        ("Z" + "\ufe0f" * 99, "at most 5 accents"),  # variation selectors are marks too
+        ("Z" + "\U000e0067" * 99, f"at most {MAX_CLUSTER} parts"),  # tag characters
+        ("\u200d".join("😀" * 40), f"at most {MAX_CLUSTER} parts"),  # a chain of 40 emoji
+        ("a\u200d", r"invisible character U\+200D"),  # a joiner with nothing after it
+        ("\u200d😀", r"invisible character U\+200D"),
+        ("→\u200d→", r"invisible character U\+200D"),  # arrows are not emoji
+        ("\u3164\u3164\u3164", r"invisible character U\+3164"),  # Hangul fillers look blank
+        ("\u2800", r"invisible character U\+2800"),  # the blank Braille pattern
+        ("a\u034fb", r"invisible character U\+034F"),  # the combining grapheme joiner
+        ("\u0301abc", "cannot start with an accent"),
         (7, "is text"),
     ],
 )

@@ -64,15 +64,47 @@ def test_local_config_is_valid_haproxy(tmp_path):
         "option httpchk",
         f"http-check send meth GET uri {HEALTH}",
         "http_req_rate(10s),conn_rate(10s)",
-        "http-request track-sc1 src table websockets if { hdr(upgrade) -i websocket }",
+        "http-request track-sc2 src,concat(/,txn.browser) table browsers if websocket",
+        "http-request track-sc1 src table websockets if websocket browser",
         "option redispatch 1",
         "server app3 127.0.0.1:8503 cookie app3 check",
         "http-after-response set-header Referrer-Policy no-referrer",
         "http-after-response set-header X-Content-Type-Options nosniff",
         "compression algo gzip",
+        "option http-buffer-request",
+        "timeout http-request 5s",
+        "errorfile 400 /dev/null",
+        "if { path_end /_stcore/metrics }",
     ):
         assert line in config
     assert f'Content-Security-Policy "{haproxy.content_security_policy()}"' in config
+
+
+def test_every_answer_of_the_proxys_own_carries_the_security_headers():
+    """HAProxy's http-after-response rules miss the errors it raises itself: each has its
+    own http-error line with every header, or (a request it cannot read) no answer."""
+    config = haproxy.render(bind=":1", socket_path="/s", servers="")
+    errors = [line for line in config.splitlines() if line.strip().startswith("http-error")]
+    assert len(errors) == len(haproxy.ERRORS)
+    for line in errors:
+        for name, value in haproxy.security_headers():
+            assert f" hdr {name} {value}" in line, line
+    for name, value in haproxy.security_headers():
+        assert f"http-after-response set-header {name} {value}" in config
+    silent = {int(line.split()[1]) for line in config.splitlines() if "errorfile" in line}
+    assert silent == set(haproxy.SILENT) == {400, 408, 501}
+    assert not silent & set(haproxy.ERRORS)
+
+
+def test_slow_clients_from_a_few_addresses_leave_room_under_maxconn():
+    """Issue 38: 5 addresses each holding 900 connections filled `maxconn` (4,096). Each
+    address holds at most `max_open_per_client`, each for at most `timeout http-request`
+    before its request is whole; five addresses at their most leave room for two classes of
+    60 opening pages at once (10 connections each)."""
+    config = haproxy.render(bind=":1", socket_path="/s", servers="")
+    maxconn = int(re.search(r"^\s*maxconn (\d+)$", config, re.M)[1])
+    assert maxconn - 5 * haproxy.Limits().max_open_per_client >= 2 * 60 * 10
+    assert haproxy.HTTP_REQUEST_TIMEOUT == "5s"
 
 
 def test_compose_config_is_the_template_rendered_and_valid(tmp_path):
@@ -107,6 +139,9 @@ def test_limits_leave_room_for_a_class_of_60_behind_one_address():
     assert limits.max_open_per_client >= students * 10
     assert limits.websockets_per_10s >= 2 * students
     assert limits.max_websockets_per_client >= 2 * students
+    # one browser looping at its own limit leaves the class room to reconnect (issue 38)
+    assert limits.websockets_per_10s >= 2 * students + limits.websockets_per_browser_10s
+    assert limits.websockets_per_browser_10s >= 4 * 2  # four tabs, each reconnecting twice
 
 
 def test_render_refuses_a_template_with_unknown_placeholders(monkeypatch, tmp_path):

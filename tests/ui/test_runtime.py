@@ -29,6 +29,7 @@ PATCHED = {  # what install() replaces: (owner, name) -> its parameters
     "turns": (script_runner, "exec_func_with_error_handling", ["func", "ctx"]),
     "failover": (AppSession, "request_rerun", ["self", "client_state"]),
     "links": (app_session, "sanitize_query_string", ["query_string"]),
+    "clear_cache": (AppSession, "_handle_clear_cache_request", ["self"]),
 }
 
 
@@ -38,6 +39,11 @@ def test_every_patched_function_is_there_with_the_parameters_the_patch_passes_on
         assert list(inspect.signature(original).parameters) == params, name
     # turns wraps the function script_runner calls, which is exec_code's
     assert script_runner.exec_func_with_error_handling is exec_code.exec_func_with_error_handling
+    # a browser's clear-cache message reaches the handler failover.ignore_clear_cache patches
+    dispatch = inspect.getsource(AppSession.handle_backmsg)
+    assert (
+        'msg_type == "clear_cache":\n                self._handle_clear_cache_request()' in dispatch
+    )
 
 
 def test_install_patches_each_once_in_a_served_process():
@@ -53,23 +59,73 @@ from streamlit.runtime.state.session_state import SessionState
 import streamlit.delta_generator as dg
 runtime.install()
 first = (SessionState.set_widgets_from_proto, script_runner.exec_func_with_error_handling,
-         AppSession.request_rerun, app_session.sanitize_query_string)
+         AppSession.request_rerun, app_session.sanitize_query_string,
+         AppSession._handle_clear_cache_request)
 runtime.install()
 again = (SessionState.set_widgets_from_proto, script_runner.exec_func_with_error_handling,
-         AppSession.request_rerun, app_session.sanitize_query_string)
+         AppSession.request_rerun, app_session.sanitize_query_string,
+         AppSession._handle_clear_cache_request)
 print(json.dumps([
     first == again,
     getattr(first[0], "leaves_stale_out", False),
     getattr(first[1], "takes_turns", False),
     getattr(first[2], "lnlab_failover", False),
     getattr(first[3], "marks_dropped", False),
+    getattr(first[4], "lnlab_dev_only", False),
     dg._use_warning_has_been_displayed,
 ]))
 """
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [True] * 6
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [True] * 7
+
+
+def test_a_browsers_clear_cache_message_clears_nothing_outside_development():
+    """Issue 38: any visitor's clear-cache message (BackMsg clear_cache) emptied every cache
+    of the process. Sent through Streamlit's own dispatch (AppSession.handle_backmsg) in a
+    served process: a cached function stays cached and the session's state is kept; with
+    `make dev`'s rerun on save, the message clears both as Streamlit's does."""
+    code = """
+import json, types
+import streamlit as st
+from streamlit import config
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.runtime.app_session import AppSession
+from lnlab.ui import runtime
+
+runtime.install()
+calls = []
+
+@st.cache_data
+def cached(x):
+    calls.append(x)
+    return x
+
+class Session:  # what Streamlit's dispatch and handler touch of an AppSession
+    def __init__(self):
+        self._session_state = {"kept": 1}
+        self._handle_clear_cache_request = types.MethodType(
+            AppSession._handle_clear_cache_request, self)
+
+    def handle_backmsg_exception(self, e):
+        raise e
+
+session, msg = Session(), BackMsg()
+msg.clear_cache = True
+cached(1)
+AppSession.handle_backmsg(session, msg)
+cached(1)
+visitor = [len(calls), dict(session._session_state)]
+config.set_option("server.runOnSave", True)
+AppSession.handle_backmsg(session, msg)
+cached(1)
+print(json.dumps([*visitor, len(calls), session._session_state]))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [1, {"kept": 1}, 2, {}]
 
 
 def test_what_sessions_reads_and_sends_is_there():

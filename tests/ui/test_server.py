@@ -9,6 +9,7 @@ from pathlib import Path
 import streamlit
 from helpers import ROOT, run_coroutine
 from streamlit.web.server.app_discovery import discover_asgi_app
+from streamlit.web.server.starlette.starlette_routes import ROUTE_METRICS
 
 from lnlab.ui.server import compress, headers, middleware, shell
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
@@ -97,6 +98,39 @@ def test_every_answer_says_no_referrer_and_websockets_pass():
 
     run_coroutine(headers.Headers(socket)({"type": "websocket"}, None, None))
     assert seen == ["websocket"]
+
+
+def test_streamlits_metrics_are_answered_404_without_the_token(monkeypatch):
+    """Issue 38: /_stcore/metrics told anyone the process's sessions, caches and memory. Not
+    passed on unless the request carries $LNLAB_METRICS_TOKEN; every other path is."""
+    passed: list[str] = []
+
+    async def app(scope, receive, send) -> None:
+        passed.append(scope["path"])
+        await _streamlit(scope, receive, send)
+
+    def ask(path: str, token: str | None = None) -> int:
+        sent: list[dict] = []
+
+        async def record(message) -> None:
+            sent.append(message)
+
+        auth = [(b"authorization", f"Bearer {token}".encode())] if token is not None else []
+        scope = {"type": "http", "method": "GET", "path": path, "headers": auth}
+        run_coroutine(headers.Headers(app)(scope, None, record))
+        assert (b"referrer-policy", b"no-referrer") in sent[0]["headers"]
+        return sent[0]["status"]
+
+    assert (f"/{ROUTE_METRICS}",) == headers.PRIVATE  # where Streamlit serves them
+    monkeypatch.delenv(headers.METRICS_TOKEN_ENV, raising=False)
+    for path in ("/_stcore/metrics", "/course/_stcore/metrics", "/_stcore/metrics/"):
+        assert ask(path) == 404 and ask(path, "") == 404
+    assert passed == []
+    assert ask("/_stcore/health") == 200 and ask("/metrics") == 200
+    monkeypatch.setenv(headers.METRICS_TOKEN_ENV, "s3cret-token")
+    assert ask("/_stcore/metrics") == 404 and ask("/_stcore/metrics", "wrong") == 404
+    assert ask("/_stcore/metrics", "s3cret-token") == 200
+    assert passed == ["/_stcore/health", "/metrics", "/_stcore/metrics"]
 
 
 def _asked(app, path: str, method: str = "GET", gzip_ok: bool = True) -> tuple[dict, bytes]:

@@ -10,11 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qsl
 
 import pytest
+import uvicorn
 
 from lnlab.labs.padding import links as padding_links
 from lnlab.labs.step_through.state import link_fields
 from lnlab.ui.links import NOT_STATE
 from lnlab.ui.runtime.stale import address
+from lnlab.ui.server import asgi
 from lnlab.ui.server import steps as step_route
 
 FIELDS = link_fields({})
@@ -242,7 +244,7 @@ def test_the_route_answers_posts_to_its_path_and_passes_the_rest_on(steps, told)
     assert call(route, "POST", "/_lnlab/step/token", [body[:5], body[5:]])[:2][0] == 200
     assert call(route, "POST", "/course/_lnlab/step/token", [b'{"rev": 2, "step": 1}'])[0] == 200
     assert call(route, "GET", "/_lnlab/step/token", [])[0] == 405
-    assert call(route, "POST", "/_lnlab/step/token", [b"x" * 150, b"x" * 150])[0] == 400
+    assert call(route, "POST", "/_lnlab/step/token", [b"x" * 150, b"x" * 150])[0] == 413
     assert call(route, "POST", "/_lnlab/step/a/b", [body]) is None
     assert call(route, "GET", "/step_through", []) is None
     assert len(told) == 2
@@ -255,3 +257,112 @@ def test_the_route_is_offered_only_where_it_is_installed(monkeypatch):
     assert step_route.route("tok", "/course/", LINK) == "/course/_lnlab/step/tok"
     assert step_route.route("tok", "/", {"x": "1" * step_route.MAX_LINK_CHARS}) is None
     assert len({step_route.new_token() for _ in range(100)}) == 100
+
+
+def _answer(route: step_route.StepRoute, scope: dict, receive) -> tuple[list[dict], float]:
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def timed() -> float:
+        start = asyncio.get_running_loop().time()
+        await route({"type": "http", "method": "POST", **scope}, receive, send)
+        return asyncio.get_running_loop().time() - start
+
+    with ThreadPoolExecutor(1) as thread:
+        took = thread.submit(asyncio.run, timed()).result(timeout=30)
+    return sent, took
+
+
+def test_a_body_that_does_not_come_in_time_gets_408_and_closes_the_connection(steps, monkeypatch):
+    """Issue 38: a body promised and sent a byte at a time held each connection 60 s."""
+    monkeypatch.setattr(asgi, "BODY_S", 0.3)
+    pieces = [b"{"]
+
+    async def receive() -> dict:
+        if pieces:
+            return {"type": "http.request", "body": pieces.pop(), "more_body": True}
+        await asyncio.sleep(3600)  # the rest never comes
+        raise AssertionError
+
+    headers = [(b"content-length", b"30")]
+    sent, took = _answer(
+        step_route.StepRoute(None, steps),
+        {"path": "/_lnlab/step/token", "headers": headers},
+        receive,
+    )
+    assert sent[0]["status"] == 408 and (b"connection", b"close") in sent[0]["headers"]
+    assert 0.3 <= took < 2.0
+    assert steps.take("token") is None  # nothing taken
+
+
+def test_a_body_promised_too_long_is_refused_unread(steps):
+    async def receive() -> dict:
+        raise AssertionError("read")
+
+    for length, status in ((b"1000", 413), (b"10000000000000000000000", 413), (b"x", 400)):
+        scope = {"path": "/_lnlab/step/token", "headers": [(b"content-length", length)]}
+        sent, _ = _answer(step_route.StepRoute(None, steps), scope, receive)
+        assert sent[0]["status"] == status and (b"connection", b"close") in sent[0]["headers"]
+
+
+def test_a_client_that_leaves_gets_no_answer(steps):
+    async def receive() -> dict:
+        return {"type": "http.disconnect"}
+
+    sent, _ = _answer(step_route.StepRoute(None, steps), {"path": "/_lnlab/step/token"}, receive)
+    assert sent == []
+
+
+def test_a_slow_body_over_http_is_cut_off_and_a_bystander_answered(steps, told, monkeypatch):
+    """The route served by uvicorn, as the app is. Issue 38's client (1 byte sent of 1,000
+    promised) is answered 413 at once; one that promises a step's length and sends 1 byte of
+    it gets 408 after BODY_S; both connections closed by the server. A step posted meanwhile
+    on another connection is answered at once."""
+    monkeypatch.setattr(asgi, "BODY_S", 1.0)
+    route = step_route.StepRoute(None, steps)
+
+    async def other(scope, receive, send) -> None:
+        await asgi.send_json(send, 404, {})
+
+    route.app = other
+    config = uvicorn.Config(route, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    head = b"POST /_lnlab/step/token HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
+
+    async def attack() -> dict[str, tuple[bytes, float]]:
+        serving = asyncio.ensure_future(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+
+        async def client(length: int, body: bytes, until_closed: bool) -> tuple[bytes, float]:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(head % length + body)
+            await writer.drain()
+            if until_closed:  # read to the end: the server closes
+                answer = await asyncio.wait_for(reader.read(), 10)
+            else:
+                answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            writer.close()
+            return answer, loop.time() - start
+
+        step = b'{"rev": 1, "step": 1}'
+        answers = await asyncio.gather(
+            client(1000, b"{", True), client(30, b"{", True), client(len(step), step, False)
+        )
+        server.should_exit = True
+        await serving
+        return dict(zip(("promised 1000", "promised 30", "bystander"), answers, strict=True))
+
+    with ThreadPoolExecutor(1) as thread:
+        answers = thread.submit(asyncio.run, attack()).result(60)
+    print({who: f"{answer[:12].decode()} after {s:.3f} s" for who, (answer, s) in answers.items()})
+    (long, long_s), (slow, slow_s), (bystander, bystander_s) = answers.values()
+    assert long.startswith(b"HTTP/1.1 413") and b"connection: close" in long.lower()
+    assert slow.startswith(b"HTTP/1.1 408") and b"connection: close" in slow.lower()
+    assert long_s < 1.0 <= slow_s < 6  # not held until the client gives up (uvicorn would)
+    assert bystander.startswith(b"HTTP/1.1 200") and bystander_s < 1.0

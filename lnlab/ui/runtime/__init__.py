@@ -8,7 +8,9 @@ patched function or read attribute moves.
 - `turns`: every script run waits for its pace and its fair turn in a busy process
   (script_runner.exec_func_with_error_handling);
 - `failover`: a fragment's rerun asked of a new process, which has never run the page, runs
-  the whole page instead of being dropped (AppSession.request_rerun);
+  the whole page instead of being dropped (AppSession.request_rerun); a browser's "clear
+  cache" message, which empties every visitor's caches, does nothing outside development
+  (AppSession._handle_clear_cache_request);
 - `links`: a link Streamlit drops for its size reaches the page as a notice
   (app_session.sanitize_query_string);
 - Streamlit's once-a-process check for a REPL, which reads the whole call stack's source on
@@ -30,4 +32,5 @@ def install() -> None:
     stale.install()
     turns.install()
     failover.install()
+    failover.ignore_clear_cache()
     streamlit.delta_generator._use_warning_has_been_displayed = True

@@ -19,6 +19,14 @@ Upstream: streamlit/streamlit#11660 ("missing fragment after reconnect"), fixed 
 a reconnect whose last run had fragments or timers (the browser asks for a whole run); a click
 on a fragment after a reconnect whose last run was a whole page's is still dropped, which this
 covers. tests/ui/test_failover.py.
+
+`ignore_clear_cache()`, AppSession's other patch: the "clear cache" message any browser can
+send (BackMsg clear_cache; the menu and the C key send it in development) empties every
+st.cache_data and st.cache_resource of the process, for every visitor (issue 38: a
+bystander's clicks took 1.4-2.4x as long while one visitor sent it over and over). Outside
+development (`development()`) it does nothing; the visitor's own rerun still runs. Upstream,
+AppSession._handle_clear_cache_request says so itself ("this cache is global, it will be
+cleared for all users"). tests/ui/test_runtime.py.
 """
 
 from __future__ import annotations
@@ -53,3 +61,31 @@ def install() -> None:
     """Patch AppSession.request_rerun (once) in this server process."""
     if not getattr(AppSession.request_rerun, "lnlab_failover", False):
         AppSession.request_rerun = _request_rerun(AppSession.request_rerun)  # type: ignore[method-assign]
+
+
+def development() -> bool:
+    """Whether the server runs for a developer: Streamlit's development mode, or `make dev`
+    (rerun on save)."""
+    from streamlit import config
+
+    return bool(
+        config.get_option("global.developmentMode") or config.get_option("server.runOnSave")
+    )
+
+
+def _clear_cache(original: Any) -> Any:
+    def handle_clear_cache_request(self: AppSession) -> None:
+        if development():
+            original(self)
+
+    handle_clear_cache_request.lnlab_dev_only = True  # type: ignore[attr-defined]
+    return handle_clear_cache_request
+
+
+def ignore_clear_cache() -> None:
+    """Patch AppSession._handle_clear_cache_request (once): a browser's clear-cache message
+    does nothing outside development."""
+    if not getattr(AppSession._handle_clear_cache_request, "lnlab_dev_only", False):
+        AppSession._handle_clear_cache_request = _clear_cache(  # type: ignore[method-assign]
+            AppSession._handle_clear_cache_request
+        )

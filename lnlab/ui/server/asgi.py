@@ -1,23 +1,75 @@
 """What the app's own routes share: a JSON answer (a class's pulse, lnlab.ui.server.pulse, and a
-lesson's step, lnlab.ui.server.steps)."""
+lesson's step, lnlab.ui.server.steps), and a request's body read within a deadline.
+
+A client that promises a body and sends it a byte at a time held the connection (and, through
+HAProxy, one of its `maxconn`) for as long as it liked: uvicorn sets no deadline on a body
+(issue 38: 60 s each, HAProxy's `timeout server`). `read_body` takes at most BODY_S and the
+route's own size limit, and the answer to a body refused (408, 413) closes the connection, so
+that what the client still sends is never read.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
 
 Send = Callable[[dict[str, Any]], Any]
+BODY_S = 3.0  # a route's whole body (under 200 bytes) comes in one packet; a slow client gets 408
 
 
-async def send_json(send: Send, status: int, body: Any) -> None:
-    """Answer with `body` as JSON, never cached or sniffed."""
+class BodyRefused(Exception):
+    """A request's body not read: `status` 408 (not sent within BODY_S), 413 (over the
+    route's limit, as promised by Content-Length or as sent), 400 (a Content-Length that is
+    not a length); the message says which."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Disconnected(Exception):
+    """The client went away before its body came: nothing to answer."""
+
+
+async def read_body(
+    scope: dict[str, Any], receive: Any, limit: int, within_s: float | None = None
+) -> bytes:
+    """The request's whole body, at most `limit` bytes, read within `within_s` (BODY_S);
+    BodyRefused otherwise, before reading anything past `limit`."""
+    promised = dict(scope.get("headers", [])).get(b"content-length")
+    if promised is not None:
+        if not promised.strip().isdigit():
+            raise BodyRefused(400, "Content-Length is not a length")
+        if int(promised) > limit:
+            raise BodyRefused(413, f"the body is at most {limit} bytes")
+    body = bytearray()
+    try:
+        async with asyncio.timeout(BODY_S if within_s is None else within_s):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise Disconnected
+                body += message.get("body", b"")
+                if len(body) > limit:
+                    raise BodyRefused(413, f"the body is at most {limit} bytes")
+                if not message.get("more_body"):
+                    return bytes(body)
+    except TimeoutError:
+        raise BodyRefused(408, "the body did not come in time") from None
+
+
+async def send_json(send: Send, status: int, body: Any, *, close: bool = False) -> None:
+    """Answer with `body` as JSON, never cached or sniffed; `close`: the connection closes
+    after it (a request whose body was not read)."""
     data = json.dumps(body, separators=(",", ":")).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(data)).encode()),
         (b"cache-control", b"no-store"),
         (b"x-content-type-options", b"nosniff"),
+        *([(b"connection", b"close")] if close else []),
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
