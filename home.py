@@ -11,6 +11,7 @@ from lnlab.core.backend import device_summary
 from lnlab.labs.transformer.lesson import diagram
 from lnlab.labs.transformer.model import POST_NORM
 from lnlab.teach.steps import STEPS
+from lnlab.ui import classroom
 
 
 @st.cache_resource(show_spinner="Looking for a GPU...")
@@ -20,6 +21,7 @@ def _device_badge() -> str:
 
 ui.page_setup("Home")
 st.title("Layer Normalization, step by step")
+classroom.running_class()  # the teacher's browser: its class is running, and the way back
 st.badge(f"torch would compute on: {_device_badge()}", icon=":material/memory:")
 st.markdown(
     "Layer Norm rescales each token's features to mean 0 and standard deviation 1, "

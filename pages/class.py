@@ -1,5 +1,7 @@
 """Live class: a teacher starts a class and shows its code and QR code; students join on their
-phones and answer the questions the teacher asks from the slides (lnlab.ui.classroom)."""
+phones and answer the questions the teacher asks from the slides (lnlab.ui.classroom). After
+End, the teacher gets the class's report (and their past classes' reports), each phone its
+final score and answers."""
 
 from __future__ import annotations
 
@@ -14,15 +16,13 @@ st.title("Live class")
 classroom.ended_notice()
 teacher = classroom.teaching()
 if teacher is not None and classroom.teacher_view():
-    join_col, lessons_col = st.columns([5, 4], gap="large")
+    # the code on one line and the QR code whole, beside the lessons: no scroll at 1024 x 768
+    join_col, lessons_col = st.columns([3, 2], gap="medium")
     with join_col:
         classroom.join_card(teacher.code)
-    with lessons_col:
+    with lessons_col, st.container(key="live_lessons"):
         st.header("Present a lesson")
-        st.caption(
-            "Opens in presenter mode at the lesson's first question: press Ask the class "
-            "there. ← goes back to its first slide."
-        )
+        st.caption("Opens in presenter mode, at its first question.")
         for page in ui.PAGES:
             if page.lesson and st.button(
                 page.title, icon=page.icon, key=f"live_present_{page.path}", width="stretch"
@@ -37,8 +37,9 @@ if teacher is not None and classroom.teacher_view():
     classroom.teacher_link_copy()
     ui.exports(class_exports(teacher.code, classroom.counts_csv()))
 elif classroom.studying() is not None:
-    classroom.student_view()
-    classroom.leave_button()
+    classroom.student_page()
+elif classroom.reading_report() is not None:
+    classroom.report_view()
 else:
     st.markdown(
         "A teacher starts a class and shows its code; students join on their phones or "
@@ -59,3 +60,4 @@ else:
             on_click=classroom.start_class,
         )
         classroom.start_problem()
+    classroom.past_classes()

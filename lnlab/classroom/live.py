@@ -3,6 +3,11 @@
 Each option carries the group it stands for: "right", a misconception key, or "other". The
 teacher sees how many students fell into each group; a student's group and correctness are
 always read from the stored question, never from what the student's browser sends.
+
+A question also carries its `data`: the numbers it is about, as plain text (the lesson's line
+above every slide, "Token 1: t1 · x = (2, 4, 6, 8) · D = 4 · ...", lnlab.classroom.asking), so
+a phone shows them with the question instead of leaving them on the projector. It lives in the
+question's JSON; a question stored before it had one loads with none.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from lnlab.teach.quiz import OTHER, RIGHT
 GROUP_ORDER = (RIGHT, *MISCONCEPTIONS, OTHER)  # the order of the teacher's bars and the CSV
 MAX_OPTIONS = 12
 MAX_TEXT = 2_000  # characters in a prompt, option, feedback or explanation
+MAX_DATA = 600  # characters of a question's data: a few lines on a phone
 MAX_KEY = 100  # characters in a qid, page or group key
 
 
@@ -46,12 +52,14 @@ class LiveQuestion:
     prompt: str
     options: tuple[LiveOption, ...]
     explanation: str = ""
+    data: str = ""  # the numbers the question is about, as plain text ("" when it says them)
 
     def __post_init__(self) -> None:
         _check_text("qid", self.qid, MAX_KEY, empty=False)
         _check_text("page", self.page, MAX_KEY)
         _check_text("prompt", self.prompt, MAX_TEXT, empty=False)
         _check_text("explanation", self.explanation, MAX_TEXT)
+        _check_text("data", self.data, MAX_DATA)
         if not 2 <= len(self.options) <= MAX_OPTIONS:
             raise InputError(f"a live question needs 2 to {MAX_OPTIONS} options")
         for option in self.options:
@@ -87,19 +95,22 @@ class LiveQuestion:
                 "prompt": self.prompt,
                 "options": [[o.text, o.group, o.feedback] for o in self.options],
                 "explanation": self.explanation,
+                "data": self.data,
             },
             ensure_ascii=False,
         )
 
     @classmethod
     def from_json(cls, text: str) -> LiveQuestion:
-        data = json.loads(text)
+        """The question `to_json` wrote; one stored before questions had data has none."""
+        stored = json.loads(text)
         return cls(
-            qid=data["qid"],
-            page=data["page"],
-            prompt=data["prompt"],
-            options=tuple(LiveOption(*option) for option in data["options"]),
-            explanation=data["explanation"],
+            qid=stored["qid"],
+            page=stored["page"],
+            prompt=stored["prompt"],
+            options=tuple(LiveOption(*option) for option in stored["options"]),
+            explanation=stored["explanation"],
+            data=stored.get("data", ""),
         )
 
 

@@ -11,7 +11,11 @@ Rules the store enforces, whoever calls it:
 - a student answers each question once, the first answer counts; the group and correctness come
   from the stored question; no method returns another student's answer;
 - a class closes when its teacher ends it, after `IDLE_HOURS` without teacher activity, and
-  `CLASS_HOURS` after it opened at the latest; closed classes are purged lazily;
+  `CLASS_HOURS` after it opened at the latest; then its report is kept (lnlab.classroom.report:
+  questions, nicknames and answers, for `keep_reports_s`, LNLAB_REPORT_DAYS days, 30 by
+  default, or until its teacher deletes it), and the class itself `ENDED_KEEP_S` more, so that
+  its students' phones can show their final screen, also after a reload; what is past its
+  time is purged when the store opens, a class opens or ends, and a teacher lists reports;
 - a question's answers close when it is revealed;
 - caps that a real class never meets but a script does (`Limits`): live classes per server and
   per browser, class starts and joins per network address, students per class, per browser
@@ -22,7 +26,7 @@ Rules the store enforces, whoever calls it:
 Nothing personal is stored: a student is a random id and an optional nickname (20 characters);
 the browser and the network address a class was opened or joined from are kept only as
 digests (the address keyed with a random key of this database), for the caps, and go with
-the class.
+the class. A report holds nicknames and answers only.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from lnlab.classroom.live import LiveQuestion
 from lnlab.classroom.nicknames import MAX_NICKNAME, NicknameError, check_nickname
+from lnlab.classroom.report import Final, PastClass, Report, keep_days
 from lnlab.core.errors import InputError
 from lnlab.serving.database import MIGRATION_LOCK, OPEN_LOCK, URL_ENV, Database, database_url
 from lnlab.teach.quiz import group_name
@@ -57,6 +62,7 @@ CODE_LENGTH = 9  # 9 * log2(30) = 44.2 bits
 CLASS_HOURS = 24  # a class closes this long after it opened, whatever happens
 IDLE_HOURS = 2  # ... or this long after its teacher's last action
 BUSY_TIMEOUT_S = 5.0  # SQLite: how long a write waits for a lock before the store says "busy"
+ENDED_KEEP_S = 3600.0  # a closed class stays this long (its report: keep_reports_s)
 log = logging.getLogger(__name__)
 
 
@@ -70,14 +76,19 @@ class Limits:
     questions: int = 200  # posed per class
     answers: int = 500  # per student
     classes_per_browser: int = 3  # open at once
-    starts_per_address: int = 30  # classes started from one network address per hour
+    open_per_address: int = 20  # open at once from one network address: a school's teachers
+    # behind one router fit, and five addresses never hold more than half of `classes`
+    starts_per_address: int = 30  # classes started from one network address in START_WINDOW_S
     joins_per_address: int = 90  # students joining from one address per minute (a class
     # behind one school router: 60 in a minute pass)
     students_per_address: int = 120  # in one class: a script behind one address never
     # fills a class (200)
 
 
-START_WINDOW_S = 3600.0  # starts_per_address counts this far back
+START_WINDOW_S = 600.0  # starts_per_address counts this far back: a flood of starts from a
+# school's address holds its teachers back 10 minutes at most
+UNTAUGHT_S = 30 * 60.0  # a class that no student joined and that asked nothing closes this
+# long after it opened: classes started by a script do not hold the server's places for hours
 JOIN_WINDOW_S = 60.0  # joins_per_address counts this far back
 
 
@@ -150,9 +161,12 @@ CLOSED = Pulse(None, False, 0, 0, False)
 
 @dataclass(frozen=True)
 class Tally:
+    """How many joined and answered a question, and how many chose each group and option."""
+
     joined: int
     answered: int
     by_group: dict[str, int]
+    by_option: dict[str, int]
 
 
 def display_code(code: str) -> str:
@@ -248,6 +262,40 @@ answers = sa.Table(
     sa.Column("correct", sa.Integer, nullable=False),
     sa.Column("answered_at", sa.Float, nullable=False),
 )
+
+reports = sa.Table(  # a closed class's report (lnlab.classroom.report)
+    "reports",
+    metadata,
+    sa.Column("code", sa.Text, primary_key=True),
+    sa.Column("teacher_digest", sa.Text, nullable=False),
+    sa.Column("opened_at", sa.Float, nullable=False),
+    sa.Column("ended_at", sa.Float, nullable=False),
+)
+report_students = sa.Table(
+    "report_students",
+    metadata,
+    sa.Column("code", sa.Text, primary_key=True),
+    sa.Column("seat", sa.Integer, primary_key=True),  # the order they joined in, from 0
+    sa.Column("nickname", sa.Text, nullable=False),
+)
+report_questions = sa.Table(
+    "report_questions",
+    metadata,
+    sa.Column("code", sa.Text, primary_key=True),
+    sa.Column("qid", sa.Text, primary_key=True),
+    sa.Column("num", sa.Integer, nullable=False),  # the order they were asked in
+    sa.Column("body", sa.Text, nullable=False),
+)
+report_answers = sa.Table(
+    "report_answers",
+    metadata,
+    sa.Column("code", sa.Text, primary_key=True),
+    sa.Column("seat", sa.Integer, primary_key=True),
+    sa.Column("qid", sa.Text, primary_key=True),
+    sa.Column("option", sa.Text, nullable=False),
+)
+REPORT_TABLES = (report_answers, report_questions, report_students, reports)
+LIVE_TABLES = (answers, questions, students, classes)
 
 
 def _answer_context() -> sa.Select:
@@ -349,6 +397,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX arrivals_by_address ON arrivals (kind, address, at)",
         "CREATE TABLE store_key (k TEXT NOT NULL)",
     ),
+    (  # version 5: a class's report, kept after it closes (lnlab.classroom.report)
+        """CREATE TABLE reports (
+            code TEXT PRIMARY KEY,
+            teacher_digest TEXT NOT NULL,
+            opened_at DOUBLE PRECISION NOT NULL,
+            ended_at DOUBLE PRECISION NOT NULL)""",
+        "CREATE INDEX reports_by_end ON reports (ended_at)",
+        """CREATE TABLE report_students (
+            code TEXT NOT NULL,
+            seat INTEGER NOT NULL,
+            nickname TEXT NOT NULL,
+            PRIMARY KEY (code, seat))""",
+        """CREATE TABLE report_questions (
+            code TEXT NOT NULL,
+            qid TEXT NOT NULL,
+            num INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (code, qid))""",
+        """CREATE TABLE report_answers (
+            code TEXT NOT NULL,
+            seat INTEGER NOT NULL,
+            qid TEXT NOT NULL,
+            option TEXT NOT NULL,
+            PRIMARY KEY (code, seat, qid))""",
+    ),
 )
 
 
@@ -410,10 +483,13 @@ class ClassStore:
         *,
         clock: Callable[[], float] = time.time,
         limits: Limits = Limits(),
+        keep_reports_s: float | None = None,
     ) -> None:
+        """`keep_reports_s`: how long reports are kept (None: LNLAB_REPORT_DAYS days)."""
         self.url = database_url(url)
         self.clock = clock
         self.limits = limits
+        self.keep_reports_s = keep_days() * 86400 if keep_reports_s is None else keep_reports_s
         self._db = Database(self.url, busy_timeout_s=BUSY_TIMEOUT_S)
         # answer()'s statements, chosen once: on PostgreSQL the context query also locks the
         # student's row, so one student's answers queue and the answers cap holds
@@ -421,8 +497,11 @@ class ClassStore:
             _ANSWER_CONTEXT.with_for_update(of=students) if self._db.postgres else _ANSWER_CONTEXT
         )
         self._insert_answer = _insert(self._db.engine)(answers)
+        self._insert_report = _insert(self._db.engine)(reports)
         self.migrate()
         self._key = self._address_key()
+        with self._db.write() as conn:
+            self._purge(conn, self.clock())
 
     def close(self) -> None:
         """Close the store's connections (the data stays in the database)."""
@@ -474,8 +553,11 @@ class ClassStore:
 
     # --- helpers -------------------------------------------------------------------------------
 
-    def _class(self, conn: Connection, typed: str, *, lock: bool = False) -> sa.Row:
-        """The live class for a typed code, or ClassError (malformed, unknown or closed)."""
+    def _class(
+        self, conn: Connection, typed: str, *, lock: bool = False, closed_too: bool = False
+    ) -> sa.Row:
+        """The live class for a typed code, or ClassError (malformed, unknown or closed;
+        `closed_too`: a closed class not purged yet is returned too)."""
         code = normalize_code(typed)
         query = sa.select(classes).where(classes.c.code == code)
         if lock:
@@ -485,7 +567,7 @@ class ClassStore:
             raise ClassError(
                 f"there is no class {display_code(code)}: check the code on the projector"
             )
-        if row.expires_at <= self.clock():
+        if row.expires_at <= self.clock() and not closed_too:
             raise ClassError(f"class {display_code(code)} has ended ({_why_closed(row)})")
         return row
 
@@ -575,12 +657,23 @@ class ClassStore:
                 wait = _minutes(oldest + START_WINDOW_S - now)
                 raise ClassError(
                     f"{limits.starts_per_address} classes were started from your network in "
-                    f"the last hour, the limit; try again in {wait}"
+                    f"the last {_minutes(START_WINDOW_S)}, the limit; try again in {wait}"
+                )
+            mine_here = classes.c.address == where
+            if address and self._count(conn, classes, live, mine_here) >= limits.open_per_address:
+                soonest = conn.execute(
+                    sa.select(sa.func.min(classes.c.expires_at)).where(live, mine_here)
+                ).scalar()
+                raise ClassError(
+                    f"{limits.open_per_address} classes are open from your network, the most "
+                    f"one network may hold; one closes within {_minutes(soonest - now)} (a "
+                    f"class nobody joins closes {_minutes(UNTAUGHT_S)} after it opened)"
                 )
             secret = secrets.token_urlsafe(24)
             while True:
                 code = new_code()
-                if self._count(conn, classes, classes.c.code == code) == 0:
+                taken = self._count(conn, classes, classes.c.code == code)
+                if not taken and not self._count(conn, reports, reports.c.code == code):
                     break
             conn.execute(
                 classes.insert().values(
@@ -598,15 +691,83 @@ class ClassStore:
         return NewClass(code, secret, now + IDLE_HOURS * 3600)
 
     def _purge(self, conn: Connection, now: float) -> None:
-        ended = sa.select(classes.c.code).where(classes.c.expires_at <= now)
-        for table in (answers, questions, students):
-            conn.execute(table.delete().where(table.c.code.in_(ended)))
-        conn.execute(classes.delete().where(classes.c.expires_at <= now))
+        """Report the classes that closed since, then delete what is past its time: reports
+        after keep_reports_s, closed classes after ENDED_KEEP_S (sooner if reports go
+        sooner), the arrivals the rate caps no longer count."""
+        reported = sa.select(reports.c.code).where(reports.c.code == classes.c.code)
+        closed = conn.execute(
+            sa.select(classes).where(
+                classes.c.expires_at <= now,
+                classes.c.expires_at > now - self.keep_reports_s,
+                ~reported.exists(),
+            )
+        ).all()
+        for row in closed:
+            self._keep_report(conn, row, row.expires_at)
+        old = sa.select(reports.c.code).where(reports.c.ended_at <= now - self.keep_reports_s)
+        self._delete(conn, REPORT_TABLES, old)
+        gone = now - min(ENDED_KEEP_S, self.keep_reports_s)
+        self._delete(
+            conn, LIVE_TABLES, sa.select(classes.c.code).where(classes.c.expires_at <= gone)
+        )
+        joined = sa.select(students.c.code).where(students.c.code == classes.c.code)
+        asked = sa.select(questions.c.code).where(questions.c.code == classes.c.code)
+        untaught = sa.select(classes.c.code).where(
+            classes.c.created_at <= now - UNTAUGHT_S, ~joined.exists(), ~asked.exists()
+        )
+        if gone_untaught := conn.execute(untaught).scalars().all():  # nothing in them to report
+            self._delete(conn, LIVE_TABLES, gone_untaught)
         conn.execute(arrivals.delete().where(arrivals.c.at <= now - START_WINDOW_S))
+
+    def _delete(
+        self, conn: Connection, tables: Sequence[sa.Table], codes: sa.Select | Sequence[str]
+    ) -> None:
+        """Delete the rows of these classes, table by table (a query for `codes` reads the
+        last one)."""
+        for table in tables:
+            conn.execute(table.delete().where(table.c.code.in_(codes)))
+
+    def _keep_report(self, conn: Connection, row: sa.Row, ended_at: float) -> None:
+        """Copy a closed class's questions, nicknames and answers into its report (once: a
+        second process doing the same finds it there)."""
+        made = self._insert_report.values(
+            code=row.code,
+            teacher_digest=row.teacher_digest,
+            opened_at=row.created_at,
+            ended_at=ended_at,
+        )
+        if conn.execute(made.on_conflict_do_nothing().returning(reports.c.code)).first() is None:
+            return
+        joined = conn.execute(
+            sa.select(students.c.student_id, students.c.nickname)
+            .where(students.c.code == row.code)
+            .order_by(students.c.joined_at, students.c.student_id)
+        ).all()
+        seats = {student_id: seat for seat, (student_id, _) in enumerate(joined)}
+        posed = conn.execute(
+            sa.select(questions.c.qid, questions.c.body)
+            .where(questions.c.code == row.code)
+            .order_by(questions.c.posed_at, questions.c.qid)
+        ).all()
+        given = conn.execute(
+            sa.select(answers.c.student_id, answers.c.qid, answers.c.option).where(
+                answers.c.code == row.code
+            )
+        ).all()
+        for table, rows in (
+            (report_students, [{"seat": k, "nickname": n} for k, (_, n) in enumerate(joined)]),
+            (report_questions, [{"qid": q, "num": k, "body": b} for k, (q, b) in enumerate(posed)]),
+            (
+                report_answers,
+                [{"seat": seats[s], "qid": q, "option": o} for s, q, o in given if s in seats],
+            ),
+        ):
+            if rows:  # executemany: one statement for all
+                conn.execute(table.insert(), [{"code": row.code} | r for r in rows])
 
     @_guarded
     def end_class(self, code: str, teacher_secret: str) -> None:
-        """End a class now, for everyone (frees its slot under the caps)."""
+        """End a class now, for everyone (frees its slot under the caps); its report is kept."""
         with self._db.write() as conn:
             row = self._teacher(conn, code, teacher_secret, "end it")
             now = self.clock()
@@ -615,6 +776,7 @@ class ClassStore:
                 .where(classes.c.code == row.code)
                 .values(expires_at=now, ended_at=now)
             )
+            self._keep_report(conn, row, now)
 
     @_guarded
     def keep_open(self, code: str, teacher_secret: str) -> None:
@@ -671,18 +833,23 @@ class ClassStore:
 
     @_guarded
     def tally(self, code: str, teacher_secret: str, qid: str) -> Tally:
-        """How many joined, how many answered `qid`, and how many fell into each group."""
+        """How many joined, how many answered `qid`, and how many chose each option and fell
+        into each group (every one of the question's, 0 where nobody did)."""
         with self._db.read() as conn:
             row = self._teacher(conn, code, teacher_secret, "see the answers")
             question = _question_from(self._question(conn, row.code, qid).body)
             joined = self._count(conn, students, students.c.code == row.code)
             counts = conn.execute(
-                sa.select(answers.c.grp, sa.func.count())
+                sa.select(answers.c.option, answers.c.grp, sa.func.count())
                 .where(answers.c.code == row.code, answers.c.qid == qid)
-                .group_by(answers.c.grp)
+                .group_by(answers.c.option, answers.c.grp)
             ).all()
-        by_group = dict.fromkeys(question.groups, 0) | {grp: n for grp, n in counts}
-        return Tally(joined, sum(by_group.values()), by_group)
+        by_option = dict.fromkeys((o.text for o in question.options), 0)
+        by_group = dict.fromkeys(question.groups, 0)
+        for option, grp, n in counts:
+            by_option[option] = by_option.get(option, 0) + n
+            by_group[grp] = by_group.get(grp, 0) + n
+        return Tally(joined, sum(by_group.values()), by_group, by_option)
 
     @_guarded
     def check_teacher(self, code: str, teacher_secret: str) -> Teaching:
@@ -707,8 +874,9 @@ class ClassStore:
 
     @_guarded
     def counts_csv(self, code: str, teacher_secret: str) -> str:
-        """One row per question and group, in posing order: question, prompt, group (its key),
-        answer (the group's name: "Right", the misconception's name, "Something else"), count."""
+        """One row per question and option, in posing order: question, prompt, option (its
+        number on the phones), answer (its text), group (its key), group_name ("Right", the
+        misconception's name, "Something else"), count."""
         with self._db.read() as conn:
             row = self._teacher(conn, code, teacher_secret, "download the answers")
             posed = conn.execute(
@@ -717,19 +885,21 @@ class ClassStore:
                 .order_by(questions.c.posed_at, questions.c.qid)
             ).all()
             counts = conn.execute(
-                sa.select(answers.c.qid, answers.c.grp, sa.func.count())
+                sa.select(answers.c.qid, answers.c.option, sa.func.count())
                 .where(answers.c.code == row.code)
-                .group_by(answers.c.qid, answers.c.grp)
+                .group_by(answers.c.qid, answers.c.option)
             ).all()
-        by_question = {(qid, grp): n for qid, grp, n in counts}
+        by_question = {(qid, option): n for qid, option, n in counts}
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["question", "prompt", "group", "answer", "count"])
+        writer.writerow(["question", "prompt", "option", "answer", "group", "group_name", "count"])
         for qid, body in posed:
             question = _question_from(body)
-            for group in question.groups:
-                count = by_question.get((qid, group), 0)
-                writer.writerow([qid, question.prompt, group, group_name(group), count])
+            for k, o in enumerate(question.options, 1):
+                count = by_question.get((qid, o.text), 0)
+                writer.writerow(
+                    [qid, question.prompt, k, o.text, o.group, group_name(o.group), count]
+                )
         return out.getvalue()
 
     # --- the students --------------------------------------------------------------------------
@@ -825,12 +995,13 @@ class ClassStore:
 
     @_guarded
     def find_student(self, code: str, browser: str) -> str | None:
-        """The id of the student `browser` is in this class, or None (it has not joined)."""
+        """The id of the student `browser` is in this class, or None (it has not joined); a
+        class closed but not purged yet finds them too (their phone's final screen)."""
         mine = _browser(browser)
         if not mine:
             return None
         with self._db.read() as conn:
-            row = self._class(conn, code)
+            row = self._class(conn, code, closed_too=True)
             return conn.execute(
                 sa.select(students.c.student_id).where(
                     students.c.code == row.code, students.c.browser == mine
@@ -969,6 +1140,120 @@ class ClassStore:
             )
         ).one()
         return int(right), int(answered)
+
+    # --- after the class -----------------------------------------------------------------------
+
+    @_guarded
+    def final(self, code: str, student_id: str) -> Final | None:
+        """A student's answers to every question of their class once it has closed, for
+        their phone's end screen; None when the class or the student is not there (any
+        more). ClassError while the class is open: that would give the answers away."""
+        with self._db.read() as conn:
+            row = self._class(conn, code, closed_too=True)
+            if row.expires_at > self.clock():
+                raise ClassError(f"class {display_code(row.code)} has not ended")
+            if self._student(conn, row.code, student_id) is None:
+                return None
+            posed = conn.execute(
+                sa.select(questions.c.body)
+                .where(questions.c.code == row.code)
+                .order_by(questions.c.posed_at, questions.c.qid)
+            ).scalars()
+            asked = tuple(_question_from(body) for body in posed)
+            mine = conn.execute(
+                sa.select(answers.c.qid, answers.c.option).where(
+                    answers.c.code == row.code, answers.c.student_id == student_id
+                )
+            ).all()
+        return Final(asked, dict(mine))
+
+    @_guarded
+    def reports(self, claims: Sequence[tuple[str, str]]) -> list[PastClass]:
+        """The reports of the classes a browser taught (its claims: (code, teacher secret)),
+        newest first; the classes that closed since are reported first, and what is past
+        its time deleted (the store keeps to its keeping times even when no class opens)."""
+        wanted = {}
+        for code, secret in claims:
+            if isinstance(code, str) and isinstance(secret, str):
+                wanted[code] = _digest(secret)
+        if not wanted:
+            return []
+        now = self.clock()
+        seated = sa.select(sa.func.count()).where(report_students.c.code == reports.c.code)
+        asked = sa.select(sa.func.count()).where(report_questions.c.code == reports.c.code)
+        with self._db.write() as conn:
+            self._purge(conn, now)
+            rows = conn.execute(
+                sa.select(
+                    reports,
+                    seated.scalar_subquery().label("seated"),
+                    asked.scalar_subquery().label("asked"),
+                )
+                .where(reports.c.code.in_(wanted))
+                .order_by(reports.c.ended_at.desc())
+            ).all()
+        keep = self.keep_reports_s
+        return [
+            PastClass(r.code, r.opened_at, r.ended_at, r.ended_at + keep, r.seated, r.asked)
+            for r in rows
+            if secrets.compare_digest(r.teacher_digest, wanted[r.code])
+        ]
+
+    def _report_row(self, conn: Connection, typed: str, secret: str, action: str) -> sa.Row:
+        """A report within its keeping time, if `secret` is its class's; else ClassError."""
+        code = normalize_code(typed)
+        row = conn.execute(
+            sa.select(reports).where(
+                reports.c.code == code,
+                reports.c.ended_at > self.clock() - self.keep_reports_s,
+            )
+        ).first()
+        if row is None:
+            days = self.keep_reports_s / 86400
+            raise ClassError(
+                f"there is no report of class {display_code(code)}: it was deleted, or its "
+                f"{days:g} days are over"
+            )
+        given = _digest(secret) if isinstance(secret, str) else ""
+        if not secrets.compare_digest(given, row.teacher_digest):
+            raise ClassError(f"only the teacher of this class can {action}")
+        return row
+
+    @_guarded
+    def report(self, code: str, teacher_secret: str) -> Report:
+        """A class's report, for its teacher (lnlab.classroom.report)."""
+        with self._db.read() as conn:
+            row = self._report_row(conn, code, teacher_secret, "see its report")
+            posed = conn.execute(
+                sa.select(report_questions.c.body)
+                .where(report_questions.c.code == row.code)
+                .order_by(report_questions.c.num)
+            ).scalars()
+            asked = tuple(_question_from(body) for body in posed)
+            nicknames = tuple(
+                conn.execute(
+                    sa.select(report_students.c.nickname)
+                    .where(report_students.c.code == row.code)
+                    .order_by(report_students.c.seat)
+                ).scalars()
+            )
+            given = conn.execute(
+                sa.select(
+                    report_answers.c.seat, report_answers.c.qid, report_answers.c.option
+                ).where(report_answers.c.code == row.code)
+            ).all()
+        kept_until = row.ended_at + self.keep_reports_s
+        answers_by = {(seat, qid): option for seat, qid, option in given}
+        return Report(
+            row.code, row.opened_at, row.ended_at, kept_until, asked, nicknames, answers_by
+        )
+
+    @_guarded
+    def delete_report(self, code: str, teacher_secret: str) -> None:
+        """Delete a class's report now, and what is left of the class with it."""
+        with self._db.write() as conn:
+            row = self._report_row(conn, code, teacher_secret, "delete its report")
+            self._delete(conn, REPORT_TABLES + LIVE_TABLES, [row.code])
 
 
 def _why_closed(row: sa.Row) -> str:

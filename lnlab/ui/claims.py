@@ -8,6 +8,9 @@
   possible hour. A reload, a new tab, the Class page opened by its address, a server restart
   or another process of a cluster all find the teacher's class again from it. The secret
   never goes into the address bar, a link or a Referer (`Referrer-Policy: no-referrer`).
+- `lnlab_reports`: the classes this browser taught, `CODE.SECRET:CODE.SECRET…`, newest first
+  (MAX_REPORT_CLAIMS), until the newest one's report is deleted: the teacher's past classes
+  on the Class page, each opening its report (lnlab.classroom.report).
 
 Streamlit reads the cookies a browser sent when its session opened (st.context.cookies); the
 app writes them with a script file in the page (st.html; see write_cookies), SameSite=Strict,
@@ -29,6 +32,8 @@ from lnlab.ui import state
 
 BROWSER_COOKIE = "lnlab_browser"
 TEACHER_COOKIE = "lnlab_teacher"
+REPORTS_COOKIE = "lnlab_reports"
+MAX_REPORT_CLAIMS = 20  # 20 claims of 42 characters: well under a cookie's 4 kB
 TRUSTED_PROXIES_ENV = "LNLAB_TRUSTED_PROXIES"  # addresses of proxies whose X-Forwarded-For counts
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _CLAIM = re.compile(r"([2-9A-Z]{9})\.([A-Za-z0-9_-]{8,64})")
@@ -109,6 +114,35 @@ def keep_teacher_claim(code: str, secret: str, seconds: float) -> None:
 def drop_teacher_claim() -> None:
     if _cookie(TEACHER_COOKIE) is not None:
         _write(TEACHER_COOKIE, None)
+
+
+def report_claims() -> list[tuple[str, str]]:
+    """(code, secret) of each class this browser taught whose report it may still open,
+    newest first."""
+    found = (_CLAIM.fullmatch(part) for part in (_cookie(REPORTS_COOKIE) or "").split(":"))
+    return [(m.group(1), m.group(2)) for m in found if m][:MAX_REPORT_CLAIMS]
+
+
+def keep_report_claim(code: str, secret: str, seconds: float) -> None:
+    """This browser may open class `code`'s report for the next `seconds` (its class's last
+    possible hour and the report's keeping time); it goes first in the list."""
+    others = [claim for claim in report_claims() if claim[0] != code]
+    _write_report_claims([(code, secret), *others], seconds)
+
+
+def drop_report_claim(code: str, seconds: float) -> None:
+    """The report of class `code` is gone: this browser no longer lists it (the others for
+    `seconds` more)."""
+    claims = report_claims()
+    kept = [claim for claim in claims if claim[0] != code]
+    if kept != claims:
+        _write_report_claims(kept, seconds)
+
+
+def _write_report_claims(claims: list[tuple[str, str]], seconds: float) -> None:
+    value = ":".join(f"{c}.{s}" for c, s in claims[:MAX_REPORT_CLAIMS]) or None
+    if _cookie(REPORTS_COOKIE) != value:
+        _write(REPORTS_COOKIE, value, max(1, int(seconds)))
 
 
 def client_address() -> str:

@@ -52,8 +52,10 @@ class ClassHooks(Protocol):
         question (None: stay where it is)."""
         ...
 
-    def slide(self, question: Question, page: str) -> ClassSlide | None:
-        """The slide of `question` in this session's class (None when it teaches none)."""
+    def slide(self, question: Question, page: str, context: str = "") -> ClassSlide | None:
+        """The slide of `question` in this session's class (None when it teaches none);
+        `context`: its lesson's line of the example (Lesson.context), which the class's
+        phones get with the question."""
         ...
 
 
@@ -69,7 +71,7 @@ class NoClass:
     def first_question(self, sections: Sequence[Section], page: str) -> int | None:
         return None
 
-    def slide(self, question: Question, page: str) -> ClassSlide | None:
+    def slide(self, question: Question, page: str, context: str = "") -> ClassSlide | None:
         return None
 
 

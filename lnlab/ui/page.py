@@ -108,7 +108,7 @@ def _presenter_switch() -> None:
             st.button(
                 "Exit presenter mode", key="present_exit", on_click=_set_presenting, args=(False,)
             )
-            classroom.presenter_buttons()
+            classroom.presenter_buttons(PAGES)  # and its Class menu: another lesson, End
             classroom.join_line()
     elif PRESENT_KEY in st.query_params:
         del st.query_params[PRESENT_KEY]

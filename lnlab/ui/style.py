@@ -64,12 +64,29 @@ html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !impo
 [data-testid="stElementContainer"]:has(.lnlab-formula .mfrac .msupsub)
   + [data-testid="stElementContainer"]:has(.lnlab-formula .mfrac) { margin-top: 0.9rem; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
-.lnlab-join { text-align: center; font-size: 1.25rem; overflow-wrap: anywhere; }
+/* how to join a class (lnlab.ui.classroom.teacher.join_card): the code on one line, as big as
+   its box allows (11 characters of 0.6 em and 0.08 em apart: 7.5 em), the QR code whole; in
+   presenter mode's dialog the QR code leaves room for the rest (and a note on addresses phones
+   cannot reach), so the dialog fits 1024 x 768 */
+.lnlab-join {
+  text-align: center; font-size: 1.25rem; overflow-wrap: anywhere; container-type: inline-size;
+}
 .lnlab-code {
-  font: 700 clamp(2.4rem, 11vw, 6rem)/1.15 ui-monospace, monospace; letter-spacing: 0.08em;
+  font: 700 clamp(1.6rem, calc(100cqi / 7.8), 6rem)/1.15 ui-monospace, monospace;
+  letter-spacing: 0.08em; white-space: nowrap;
 }
 .lnlab-qr-box { display: flex; justify-content: center; }
 .lnlab-qr { width: min(100%, 62vh); height: auto; }
+[role="dialog"] .lnlab-qr { width: min(100%, 62vh, calc(100vh - 28rem)); min-width: 12rem; }
+/* the Class page's lessons, beside the join card: their heading on one line at 1024 px */
+[data-testid="stMain"] .st-key-live_lessons h2 { font-size: 1.4rem; }
+/* a live question's data (the numbers it is about) on a phone: each part whole on a line */
+.lnlab-live-data {
+  font-size: 1.1rem; line-height: 1.5; margin: 0 0 0.4rem; padding: 0.4rem 0.7rem;
+  border-left: 4px solid currentColor; font-variant-numeric: tabular-nums;
+  overflow-wrap: anywhere;
+}
+.lnlab-live-data span { display: inline-block; margin-right: 0.35rem; }
 .st-key-live_options button { min-height: 3.6rem; justify-content: flex-start; }
 .st-key-live_options button p { font-size: 1.35rem; text-align: left; }
 /* the value a question asks for, until it is answered (lnlab.ui.lesson) */
@@ -123,7 +140,7 @@ PRESENTER_CSS = """
 [data-testid="stSliderTickBar"], [data-testid="stSliderTickBar"] *,
 [data-baseweb="select"] div, [data-testid="stNumberInput"] input,
 [data-testid="stTextInput"] input, [role="radiogroup"] p { font-size: 1rem !important; }
-button p, button div { font-size: 1.1rem !important; }
+button p, button div, [data-testid="stPageLink"] p { font-size: 1.1rem !important; }
 [data-testid="stAlertContentInfo"] p, [data-testid="stAlertContentWarning"] p,
 [data-testid="stAlertContentSuccess"] p { font-size: 1.1rem; }
 </style>

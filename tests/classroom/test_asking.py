@@ -5,7 +5,8 @@ from __future__ import annotations
 from helpers import validated
 
 from lnlab.classroom.asking import class_exports, live_question, right_options
-from lnlab.classroom.plots import RIGHT_COLOUR, WRONG_COLOUR, tally_bars
+from lnlab.classroom.live import LiveOption, LiveQuestion
+from lnlab.classroom.plots import RIGHT_COLOUR, WRONG_COLOUR, option_bars, option_summary
 from lnlab.teach.misconceptions import MISCONCEPTIONS
 from lnlab.teach.quiz import OTHER, RIGHT, Question, Wrong, diagnose, group_name, options
 
@@ -23,7 +24,7 @@ def test_live_question_carries_every_option_with_its_group_and_feedback():
     assert (live.qid, live.page, live.prompt) == (QUESTION.qid, "step_through", QUESTION.prompt)
     assert tuple(o.text for o in live.options) == options(QUESTION)  # the same order for all
     for option in live.options:
-        d = diagnose(QUESTION, option.text)
+        d = diagnose(QUESTION, option.text, picked=True)
         assert (option.group, option.feedback) == (d.group, d.message)
     assert right_options(live) == ("5",)
     assert live.groups == (RIGHT, "d_minus_1", "no_eps")  # right first, then as listed
@@ -37,12 +38,36 @@ def test_choice_questions_keep_their_choices():
     assert live.groups == (RIGHT, OTHER)
 
 
-def test_the_answers_chart_names_groups_by_misconception_and_shows_zeros():
-    fig = validated(tally_bars((RIGHT, "d_minus_1", OTHER), {RIGHT: 2, OTHER: 1}))
+def test_the_answers_chart_has_a_bar_per_option_named_by_number_text_and_group():
+    """Two options of one misconception stay two bars (issue 37: "Both" and "Layer Norm's
+    mean of a real token" became one), each named by its number, its text and its group."""
+    live = LiveQuestion(
+        "pad",
+        "padding",
+        "Which statistics does padding change?",
+        (
+            LiveOption("Batch Norm's", RIGHT),
+            LiveOption("Both", "pad_as_tokens"),
+            LiveOption("Layer Norm's mean of a real token <x>", "pad_as_tokens"),
+            LiveOption("Neither", OTHER),
+        ),
+    )
+    fig = validated(option_bars(live, {"Batch Norm's": 2, "Both": 1, "Neither": 1}))
     (bars,) = fig.data
-    assert list(bars.y) == ["Right", MISCONCEPTIONS["d_minus_1"].name, group_name(OTHER)]
-    assert list(bars.x) == [2, 0, 1] and list(bars.text) == ["2", "0", "1"]
-    assert list(bars.marker.color) == [RIGHT_COLOUR, WRONG_COLOUR, WRONG_COLOUR]
+    group = MISCONCEPTIONS["pad_as_tokens"].name
+    assert [y.split("<br>")[0] for y in bars.y] == [
+        "1. Batch Norm's",
+        "2. Both",
+        "3. Layer Norm's mean of a real token &lt;x&gt;",  # Plotly reads tags in labels
+        "4. Neither",
+    ]
+    assert group in bars.y[1] and group in bars.y[2]
+    assert "Right" in bars.y[0] and group_name(OTHER) in bars.y[3]
+    assert list(bars.x) == [2, 1, 0, 1] and list(bars.text) == ["2", "1", "0", "1"]
+    assert list(bars.marker.color) == [RIGHT_COLOUR, WRONG_COLOUR, WRONG_COLOUR, WRONG_COLOUR]
+    assert option_summary(live, {"Both": 1}).startswith(
+        f"1. Batch Norm's (Right) 0, 2. Both ({group}) 1"
+    )
 
 
 def test_the_counts_download():

@@ -8,6 +8,9 @@ what it wrote (lnlab.ui.claims), so "the same browser, a new session" is a reloa
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 import time
 
@@ -15,10 +18,11 @@ import pytest
 from helpers import downloaded, page_test, record_downloads
 
 from lnlab.classroom import store as store_module
-from lnlab.classroom.asking import live_question
+from lnlab.classroom.asking import live_question, right_options
 from lnlab.classroom.links import StudentLink, TeacherLink
-from lnlab.classroom.store import ClassStore, Limits, display_code
+from lnlab.classroom.store import ClassError, ClassStore, Limits, display_code
 from lnlab.serving.cluster import free_port
+from lnlab.teach.quiz import Question
 from lnlab.ui import claims, state
 from lnlab.ui.classroom.common import ClassSession, TeacherPanel
 
@@ -242,10 +246,15 @@ def test_the_teacher_page_counts_reveals_and_downloads(classes, monkeypatch):
     at.button(key=f"live_reveal_{live.qid}").click().run()
     assert classes.current(teacher.code).revealed
     (chart,) = at.get("plotly_chart")
-    assert '"x":[1,1,1]' in chart.proto.spec.replace(" ", "")
-    csv = downloaded(at, "live_counts_csv", files)
-    assert csv.splitlines()[0] == "question,prompt,group,answer,count"
-    assert len(csv.splitlines()) == 1 + len(live.options)
+    (bars,) = json.loads(chart.proto.spec)["data"]  # a bar per option, by number and text
+    assert bars["x"] == [1, 1, 1][: len(live.options)] + [0] * (len(live.options) - 3)
+    assert [y.split("<br>")[0] for y in bars["y"]] == [
+        f"{k}. {o.text}" for k, o in enumerate(live.options, 1)
+    ]
+    assert "By misconception: Right 1" in _texts(at)
+    counts = downloaded(at, "live_counts_csv", files)
+    assert counts.splitlines()[0] == "question,prompt,option,answer,group,group_name,count"
+    assert len(counts.splitlines()) == 1 + len(live.options)
 
 
 def test_end_class_asks_first_and_ends_it_for_everyone(classes):
@@ -385,10 +394,11 @@ def test_start_end_start_from_one_browser_meets_the_per_address_limit(limited):
         at.button(key="live_end").click().run()
         at.button(key="live_end_confirm").click().run()
         assert _class(at).teacher is None
+        at.button(key="live_report_close").click().run()  # the report, then the start page
     at.button(key="live_start").click().run()
     assert not at.exception
-    assert "3 classes were started from your network in the last hour" in at.error[0].value
-    assert "try again in 60 minutes" in at.error[0].value
+    assert "3 classes were started from your network in the last 10 minutes" in at.error[0].value
+    assert "try again in 10 minutes" in at.error[0].value
 
 
 def test_one_browser_joining_again_and_again_is_one_student(limited):
@@ -414,3 +424,130 @@ def test_new_browsers_from_one_address_are_stopped_and_told_to_wait(limited):
     assert "4 students joined from your network in the last minute" in at.error[0].value
     assert "wait a minute and press Join again" in at.error[0].value
     assert limited.check_code(new.code).students == 4
+
+
+# --- after End: the teacher's report, each phone's end screen ---------------------------------
+
+
+def _two_questions_answered(classes, teacher: TeacherLink) -> None:
+    """Three students answer two questions, each revealed: Ann both right; Bo the first
+    wrong, the second not at all; the third (no nickname) the first right, the second
+    wrong."""
+    first = live_question(QUESTION, "step_through")
+    second = live_question(Question("which", "Which one?", "b", "Because.", ("a", "b", "c")), "p")
+    ids = [
+        classes.join(teacher.code, nickname=n, browser=f"{n}-phone-0001") for n in ("Ann", "Bo", "")
+    ]
+    for live, picks in ((first, (True, False, True)), (second, (True, None, False))):
+        classes.pose(teacher.code, teacher.secret, live)
+        for me, right in zip(ids, picks, strict=True):
+            if right is not None:
+                option = next(o for o in live.options if o.correct == right)
+                classes.answer(teacher.code, me, live.qid, option.text)
+        classes.reveal(teacher.code, teacher.secret, live.qid)
+
+
+def test_after_end_the_teacher_gets_the_report_and_keeps_it(classes, monkeypatch):
+    files = record_downloads(monkeypatch)
+    teacher = _teacher(classes)
+    at = _browser(page_test(PAGE), "the-teachers-laptop-01", teacher).run()
+    _two_questions_answered(classes, teacher)
+    at.button(key="live_end").click().run()
+    at.button(key="live_end_confirm").click().run()
+    assert not at.exception
+    shown = _texts(at)
+    assert f"Report of class {display_code(teacher.code)}" in at.header[0].value
+    assert "3 students, 2 questions" in shown and "Mean score: **1.0 of 2**" in shown
+    assert "Did not answer: Bo." in shown  # the second question
+    (students,) = at.expander
+    table = next(h.proto.body for h in students.get("html"))
+    for name in ("Ann", "Bo", "Anonymous 1"):
+        assert f">{name}</th>" in table
+    csv_text = downloaded(at, "live_report_csv", files)
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert [(r["student"], r["question"], r["score"]) for r in rows] == [
+        ("Ann", "1", "2"),
+        ("Ann", "2", "2"),
+        ("Bo", "1", "0"),
+        ("Bo", "2", "0"),
+        ("Anonymous 1", "1", "1"),
+        ("Anonymous 1", "2", "1"),
+    ]
+    assert json.loads(downloaded(at, "live_report_json", files))["class"] == teacher.code
+    written = state.of(claims.Cookies, at.session_state).written
+    assert written[claims.REPORTS_COOKIE] == f"{teacher.code}.{teacher.secret}"
+
+    # a new session of the same browser (its cookies): the past classes, and Delete
+    later = page_test(PAGE)
+    state.of(claims.Cookies, later.session_state).written.update(
+        {claims.BROWSER_COOKIE: "the-teachers-laptop-01", **written}
+    )
+    later.run()
+    assert "Your past classes" in [h.value for h in later.header]
+    later.button(key=f"live_report_{teacher.code}").click().run()
+    assert "Report of class" in later.header[0].value
+    later.button(key="live_report_delete").click().run()
+    later.button(key="live_report_delete_confirm").click().run()
+    assert not later.exception
+    assert "Your past classes" not in [h.value for h in later.header]
+    assert state.of(claims.Cookies, later.session_state).written[claims.REPORTS_COOKIE] is None
+    with pytest.raises(ClassError, match="there is no report"):
+        classes.report(teacher.code, teacher.secret)
+
+
+def test_each_phone_gets_its_end_screen_then_the_join_form(classes):
+    teacher = _teacher(classes)
+    live = live_question(QUESTION, "step_through")
+    student = _student(teacher.code)
+    student.text_input(key="live_nickname").input("Ada")
+    student.button(key="live_join").click().run()
+    classes.pose(teacher.code, teacher.secret, live)
+    student.run()
+    wrong = next(k for k, o in enumerate(live.options) if o.group == "d_minus_1")
+    student.button(key=f"live_opt_{live.qid}_{wrong}").click().run()
+    classes.end_class(teacher.code, teacher.secret)  # ended before the reveal
+    for at in (student.run(), _student(teacher.code)):  # and after a reload
+        assert not at.exception
+        assert at.metric[0].label == "Your final score" and at.metric[0].value == "0 / 1"
+        assert "Dividing by D − 1" in at.warning[0].value
+        assert f"The answer: **{right_options(live)[0]}**" in at.warning[0].value
+        assert not [b for b in at.button if b.key == "live_leave"]
+    at.button(key="live_after_end").click().run()
+    assert not at.exception
+    assert _class(at).student is None and "join" not in at.query_params
+    assert at.text_input(key="live_code").value == ""  # the join form, not a blank page
+    assert at.button(key="live_join")
+
+
+def test_a_teacher_link_for_another_class_asks_before_it_switches(classes):
+    """Issue 38: a student starts class B and sends the teacher a link with B's secret. The
+    teacher's browser teaches A: opening the link asks first, and A stays the class until the
+    teacher says otherwise."""
+    mine, theirs = _teacher(classes), _teacher(classes)
+    at = _browser(page_test(PAGE, {"class": theirs.code, "teacher": theirs.secret}), teacher=mine)
+    at.run()
+    assert not at.exception
+    assert _class(at).teacher == mine
+    assert any(
+        f"teacher's link for class {display_code(theirs.code)}" in w.value for w in at.warning
+    )
+    assert "teacher" not in at.query_params  # the secret leaves the address bar all the same
+    at.button(key="live_switch_no").click().run()
+    assert _class(at).teacher == mine and _class(at).switch is None
+    again = _browser(
+        page_test(PAGE, {"class": theirs.code, "teacher": theirs.secret}), teacher=mine
+    )
+    again.run()
+    again.button(key="live_switch_yes").click().run()
+    assert _class(again).teacher == theirs
+    written = state.of(claims.Cookies, again.session_state).written[claims.TEACHER_COOKIE]
+    assert written == f"{theirs.code}.{theirs.secret}"
+
+
+def test_a_teacher_link_for_an_ended_class_does_not_ask(classes):
+    """Nothing to lose: the browser's own class has ended, so the link is followed."""
+    mine, theirs = _teacher(classes), _teacher(classes)
+    classes.end_class(mine.code, mine.secret)
+    at = _browser(page_test(PAGE, {"class": theirs.code, "teacher": theirs.secret}), teacher=mine)
+    at.run()
+    assert _class(at).teacher == theirs and _class(at).switch is None

@@ -15,6 +15,7 @@ problem messages, starting a class, the dialogs that ask first, the teacher's As
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -68,9 +69,11 @@ class ClassSession:
     claim_checked: bool = False  # the browser's teacher claim was looked at (_reclaim)
     seen: tuple[str, bool] | None = None  # the question asked now and revealed or not (_where)
     ended: str | None = None  # the code of the class that ended here: the Class page says so
+    report: TeacherLink | None = None  # the class whose report the Class page shows (report)
     active_at: float = -1e9  # when (time.monotonic) the store last heard the teacher click
     start_problem: ClassError | None = None  # why the last Start a class started none
     dialog: str | None = None  # the dialog that asks first, open until answered (asks_first)
+    switch: TeacherLink | None = None  # a teacher's link for another class: asked first
 
 
 @dataclass
@@ -84,6 +87,7 @@ class TeacherPanel:
     show_join: bool = False  # presenter mode's Show how to join opens its dialog, once
     first_question: bool = False  # the next lesson opens at its first question, once
     info: Teaching | None = None  # the class as the Class page last read it (teacher_view)
+    ended_here: str | None = None  # the class presenter mode's End ended: it says so, once
 
 
 def teaching() -> TeacherLink | None:
@@ -110,6 +114,17 @@ def _addresses() -> list[str]:
 def join_base_here() -> JoinBase:
     """Where phones reach the Class page (lnlab.classroom.links.join_base)."""
     return join_base(str(st.context.url or ""), public_url(), _addresses())
+
+
+def data_html(data: str) -> str:
+    """A question's data (LiveQuestion.data) as HTML: its parts (" · " apart) each kept on
+    one line where the screen has room, so "x = (2, 4, 6, 8)" does not break on a phone."""
+    parts = data.split(" · ")
+    spans = " ".join(
+        f"<span>{html.escape(part)}{' ·' if k < len(parts) - 1 else ''}</span>"
+        for k, part in enumerate(parts)
+    )
+    return f'<p class="lnlab-live-data">{spans}</p>'
 
 
 def problem(err: InputError) -> None:
@@ -139,6 +154,7 @@ def take_link() -> None:
     if found and here.link != signature:
         here.link = signature
         _follow(found)
+    ask_to_switch()
     if teaching() is None and not here.claim_checked:
         _reclaim()
     teacher_active()
@@ -148,7 +164,8 @@ def take_link() -> None:
         here.seen = _where(me)
     except ClassError:  # ended on another of the teacher's devices, or closed by itself
         stop_teaching()
-        here.ended = display_code(me.code)  # the Class page says so too
+        here.ended = display_code(me.code)  # the Class page says so too, with the report
+        here.report = me
         st.toast(f"Class {display_code(me.code)} has ended.", icon=":material/check:")
         return
     with st.sidebar:  # hidden in presenter mode; it draws nothing in any case
@@ -207,7 +224,7 @@ def _follow(found: Mapping[str, object]) -> None:
     try:
         link = read_link(found)
         if isinstance(link, TeacherLink):
-            _become_teacher(link)
+            _teacher_link(link)
         elif link is not None:
             _rejoin(link)
             keep = {JOIN}
@@ -220,10 +237,71 @@ def _follow(found: Mapping[str, object]) -> None:
     state.of(ClassSession).link = _signature({k: found[k] for k in keep})
 
 
+def _teacher_link(link: TeacherLink) -> None:
+    """A teacher's link for another class than the open one this browser teaches waits for
+    the teacher's yes (ask_to_switch): a link a student sends must not swap the projector's
+    class behind the teacher's back (issue 38). Any other teacher's link is followed."""
+    default_store().check_teacher(link.code, link.secret)
+    held = claims.teacher_claim()
+    if held is not None and held[0] != link.code and _open(TeacherLink(*held)):
+        state.of(ClassSession).switch = link
+        return
+    _keep_claims(link)
+
+
+def _open(link: TeacherLink) -> bool:
+    """Whether the class of `link` is still open (a store that is down: assume so)."""
+    try:
+        default_store().check_teacher(link.code, link.secret)
+    except StoreDown:
+        return True
+    except ClassError:
+        return False
+    return True
+
+
+def ask_to_switch() -> None:
+    """The question a teacher's link for another class asks, until answered: teach that
+    class, or keep teaching this one. The class not chosen stays open, and its report is
+    kept for this browser either way (claims.keep_report_claim)."""
+    here = state.of(ClassSession)
+    link, held = here.switch, claims.teacher_claim()
+    if link is None:
+        return
+    if held is None or held[0] == link.code:
+        here.switch = None
+        _keep_claims(link)
+        return
+    new, old = display_code(link.code), display_code(held[0])
+    st.warning(
+        f"This link is a teacher's link for class {new}, but this browser teaches class {old}. "
+        f"Teach {new} instead? Class {old} stays open either way.",
+        icon=":material/swap_horiz:",
+    )
+    yes, no = st.columns(2)
+    yes.button(f"Teach {new}", key="live_switch_yes", on_click=_switch, args=(True,))
+    no.button(f"Keep teaching {old}", key="live_switch_no", on_click=_switch, args=(False,))
+
+
+def _switch(yes: bool) -> None:
+    here = state.of(ClassSession)
+    link, here.switch = here.switch, None
+    if yes and link is not None:
+        _keep_claims(link)
+
+
 def _become_teacher(link: TeacherLink) -> None:
     default_store().check_teacher(link.code, link.secret)
+    _keep_claims(link)
+
+
+def _keep_claims(link: TeacherLink) -> None:
+    """This session teaches the class, and its browser keeps the claims: to teach it, and to
+    open its report once it has ended (as long as the report is kept)."""
     state.of(ClassSession).teacher = link
     claims.keep_teacher_claim(link.code, link.secret, CLASS_HOURS * 3600)
+    keep_s = default_store().keep_reports_s + CLASS_HOURS * 3600
+    claims.keep_report_claim(link.code, link.secret, keep_s)
 
 
 def _rejoin(link: StudentLink) -> None:
@@ -306,9 +384,9 @@ def start_class() -> None:
         state.of(ClassSession).start_problem = err
         return
     here = state.of(ClassSession)
-    here.teacher = TeacherLink(new.code, new.teacher_secret)
+    _keep_claims(TeacherLink(new.code, new.teacher_secret))
     here.claim_checked = True
-    claims.keep_teacher_claim(new.code, new.teacher_secret, CLASS_HOURS * 3600)
+    here.report = None  # the new class's page, not the last one's report
     land("live_join_card", itself=True)  # the focus goes to how to join
 
 

@@ -1,8 +1,11 @@
-"""The student's device: the join form, the question asked now, answering, Leave the class.
+"""The student's device: the join form, the question asked now, answering, Leave the class,
+and the end screen.
 
 Only a student (or a visitor about to join) sees it, on the Class page (pages/class.py).
 The device follows the class: it reruns when the class's pulse changes (lnlab.ui.pulse), or
-on a timer where the browser cannot read it.
+on a timer where the browser cannot read it. Once the class has ended, the whole page shows
+the end screen instead: the final score, each question with the student's answer, the right
+one and the misconception named, until the student goes back to the join form.
 """
 
 from __future__ import annotations
@@ -14,10 +17,19 @@ import streamlit as st
 
 from lnlab.classroom.asking import right_options
 from lnlab.classroom.links import JOIN, StudentLink
-from lnlab.classroom.live import LiveQuestion
-from lnlab.classroom.store import CLOSED, ClassError, StoreDown, default_store, normalize_code
+from lnlab.classroom.live import LiveOption, LiveQuestion
+from lnlab.classroom.report import Final, chosen, right_text
+from lnlab.classroom.store import (
+    CLOSED,
+    ClassError,
+    StoreDown,
+    default_store,
+    display_code,
+    normalize_code,
+)
 from lnlab.core.errors import InputError
 from lnlab.teach.markdown import plain
+from lnlab.teach.quiz import group_name
 from lnlab.ui import claims, state
 from lnlab.ui.assist import land, landing, say
 from lnlab.ui.classroom.common import (
@@ -25,6 +37,7 @@ from lnlab.ui.classroom.common import (
     asks_first,
     close_dialog,
     confirmed,
+    data_html,
     problem,
     studying,
 )
@@ -44,6 +57,7 @@ class StudentDevice:
 
     join_problem: InputError | None = None  # why Join did not join
     answer_problem: InputError | None = None  # why an answer was not stored
+    final: Final | None = None  # the class has ended: this student's answers, kept to show
 
 
 def _join() -> None:
@@ -66,6 +80,7 @@ def _join() -> None:
 def _leave() -> None:
     """This device stops following the class (a student's answers stay in the class)."""
     state.of(ClassSession).student = None
+    state.of(StudentDevice).final = None
     st.query_params.pop(JOIN, None)
     land("live_code")
 
@@ -130,6 +145,73 @@ def _answer(me: StudentLink, qid: str, text: str) -> None:
             )
 
 
+def student_page() -> None:
+    """The student's part of the Class page: the class as it goes and Leave the class, or,
+    once it has ended, the end screen."""
+    final = state.of(StudentDevice).final
+    if final is not None:
+        _end_screen(studying(), final)
+        return
+    student_view()
+    leave_button()
+
+
+def _ended(me: StudentLink) -> bool:
+    """Whether the class has ended with this student in it: their answers are then kept for
+    the end screen (the store purges the class later)."""
+    try:
+        final = default_store().final(me.code, me.me)
+    except InputError:
+        return False
+    state.of(StudentDevice).final = final
+    return final is not None
+
+
+def _end_screen(me: StudentLink, final: Final) -> None:
+    """The final score, then each question with this student's answer, the right one, and
+    the misconception a wrong answer comes from; Back to the join form."""
+    landing()
+    asked = len(final.questions)
+    with st.container(key="live_student"):
+        st.info(f"Class {display_code(me.code)} has ended.", icon=":material/flag:")
+        say("live_student", f"The class has ended. Your final score: {final.right} of {asked}.")
+        st.metric(
+            "Your final score",
+            f"{final.right} / {asked}",
+            help="Right answers / questions asked",
+        )
+        for k, question in enumerate(final.questions, 1):
+            st.markdown(f"**{k}. {plain(question.prompt)}**")
+            if question.data:
+                st.caption(plain(question.data))
+            mine = chosen(question, final.mine.get(question.qid))
+            answer = f"The answer: **{plain(right_text(question))}**."
+            if mine is None:
+                st.info(f"You did not answer. {answer}", icon=":material/remove:")
+            elif mine.correct:
+                st.success(f"You answered **{plain(mine.text)}**: right.", icon=":material/check:")
+            else:
+                st.warning(
+                    f"You answered **{plain(mine.text)}**. {answer} {_named(mine)}",
+                    icon=":material/lightbulb:",
+                )
+    st.button(
+        "Back to the join form",
+        key="live_after_end",
+        type="primary",
+        icon=":material/login:",
+        on_click=_leave,
+    )
+
+
+def _named(option: LiveOption) -> str:
+    """A wrong option's feedback with the misconception it comes from named (the lessons'
+    feedback names it first; "Something else" has none)."""
+    name = group_name(option.group)
+    feedback = plain(option.feedback)
+    return feedback if feedback.startswith(plain(name)) else f"{plain(name)}. {feedback}".strip()
+
+
 @following(STUDENT_POLL_S)
 def student_view() -> None:
     """The student's device follows the class: the question asked now, big numbered buttons
@@ -146,10 +228,14 @@ def student_view() -> None:
         problem(err)
         return
     except InputError as err:
-        drew(asdict(CLOSED) if isinstance(err, ClassError) else UNKNOWN)
+        closed = isinstance(err, ClassError)
+        drew(asdict(CLOSED) if closed else UNKNOWN)
+        if closed and _ended(me):
+            st.rerun(scope="app")  # the whole page shows the end screen
         problem(err)
-        if isinstance(err, ClassError) and "has ended" in str(err):
-            st.button("Back to the join form", key="live_after_end", on_click=_leave)
+        if closed and st.button("Back to the join form", key="live_after_end", type="primary"):
+            _leave()
+            st.rerun(scope="app")  # the join form is outside this fragment
         return
     posed = now.posed
     qid = posed.question.qid if posed else None
@@ -172,6 +258,10 @@ def student_view() -> None:
 
 
 def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | None) -> None:
+    """The question: its data (the numbers it is about, as the slide shows them), the prompt,
+    then the options to tap, the wait for the reveal, or the student's feedback."""
+    if live.data:
+        st.html(data_html(live.data))
     st.markdown(f"## {plain(live.prompt)}")
     say("live_student", _news(live, revealed, mine))
     if mine is None and not revealed:
@@ -218,4 +308,4 @@ def _news(live: LiveQuestion, revealed: bool, mine: str | None) -> str:
         return f"{answer} You answered {mine}: {'right' if chosen.correct else 'not right'}."
     if mine is not None:
         return f"Your answer: {mine}. Waiting for the reveal."
-    return f"New question: {live.prompt}"
+    return f"New question: {live.prompt}" + (f" With: {live.data}" if live.data else "")

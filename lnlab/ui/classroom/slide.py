@@ -1,27 +1,33 @@
 """The teacher's panel on a question's slide: what the room sees while a class is taught.
 
 Only the teacher sees it, in a lesson (lnlab.ui.lesson, through the hooks this module
-registers: LessonHooks, lnlab.ui.lesson_hooks), and in presenter mode's top row (Start a
-class or Show how to join, and the join line). A question's slide goes ask -> answer -> reveal:
-- before Ask, the slide shows its setting, a "?" where its result goes, and Ask the class;
+registers: LessonHooks, lnlab.ui.lesson_hooks), and in presenter mode's top row: Start a
+class, or Show how to join, the Class menu (present another lesson, End class) and the join
+line with how many joined, so the teacher never leaves presenter mode to run the class. A
+question's slide goes ask -> answer -> reveal:
+- before Ask, the slide shows its setting, a "?" where its result goes, and Ask the class
+  with what every phone will get: the question, its options and its data (the lesson's line
+  of the example, above every slide);
 - after Ask, the question and its numbered options, projector-sized, and "12 of 30 answered",
   updating as answers come in (the class's pulse); nothing says which option is right;
-- after Reveal, the class's answers by group (the right one and each misconception named) in
-  a dialog over the slide, and the slide with its result; the class's answers close.
+- after Reveal, the class's answers by option (each bar its number, text and group: the right
+  one or the misconception named) and by group, in a dialog over the slide, and the slide
+  with its result; the class's answers close.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import streamlit as st
 
 from lnlab.classroom.asking import live_question, right_options
-from lnlab.classroom.links import TeacherLink, join_link
+from lnlab.classroom.links import TeacherLink
 from lnlab.classroom.live import LiveQuestion
-from lnlab.classroom.plots import tally_bars, tally_summary
+from lnlab.classroom.plots import tally_summary
 from lnlab.classroom.store import Tally, default_store, display_code
 from lnlab.core.errors import InputError
 from lnlab.teach.lesson import Section
@@ -30,8 +36,10 @@ from lnlab.teach.quiz import Question
 from lnlab.ui import state
 from lnlab.ui.assist import landing, say
 from lnlab.ui.classroom.common import (
+    CLASS_PAGE,
     PULSE_S,
     TEACHER_POLL_S,
+    ClassSession,
     TeacherPanel,
     join_base_here,
     problem,
@@ -41,8 +49,14 @@ from lnlab.ui.classroom.common import (
     teacher_does,
     teaching,
 )
-from lnlab.ui.classroom.teacher import join_card, teacher_link_copy
-from lnlab.ui.pulse import COUNTS, following, watch
+from lnlab.ui.classroom.teacher import (
+    answers_chart,
+    end_button,
+    join_card,
+    present_from_first_question,
+    teacher_link_copy,
+)
+from lnlab.ui.pulse import COUNTS, UNKNOWN, following, watch
 
 NOT_ASKED, ASKED, REVEALED = "not asked", "asked", "revealed"
 
@@ -50,16 +64,27 @@ NOT_ASKED, ASKED, REVEALED = "not asked", "asked", "revealed"
 # ---------------------------------------------------------------- presenter mode's top row
 
 
-def join_url(code: str) -> str:
-    """The students' join link, at an address phones can reach."""
-    return join_link(join_base_here().url, code)
-
-
 def join_line() -> None:
-    """A small line on every slide while a class runs: where and with what code to join."""
+    """A small line on every slide while a class runs: where and with what code to join, and
+    how many joined (it follows the class: a join shows within a second)."""
     me = teaching()
     if me is not None:
-        st.caption(f"Join at {plain(join_url(me.code))} · code **{display_code(me.code)}**")
+        _join_line(me)
+
+
+@following(TEACHER_POLL_S)
+def _join_line(me: TeacherLink) -> None:
+    """The Class page's address (short enough to type; the QR code holds the whole link),
+    the code, and how many joined."""
+    try:
+        pulse = default_store().pulse(me.code)
+    except InputError:
+        pulse = None
+    watch(
+        "teacher_joined", me.code, ("joined", "open"), PULSE_S, asdict(pulse) if pulse else UNKNOWN
+    )
+    joined = f" · **{pulse.joined} joined**" if pulse is not None and pulse.open else ""
+    st.caption(f"Join at {plain(join_base_here().url)} · code **{display_code(me.code)}**{joined}")
 
 
 @st.dialog("Join the class", width="large")
@@ -68,9 +93,26 @@ def _join_dialog(code: str) -> None:
     teacher_link_copy()
 
 
-def presenter_buttons() -> None:
+class LessonPage(Protocol):
+    """A page of the app as presenter mode's Class menu lists it (lnlab.ui.page.PageInfo)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def icon(self) -> str: ...
+
+    @property
+    def lesson(self) -> bool: ...
+
+
+def presenter_buttons(pages: Sequence[LessonPage] = ()) -> None:
     """In presenter mode's top row: start a class, or show how to join it again (a dialog
-    with the code and the QR code, over the slide)."""
+    with the code and the QR code, over the slide) and the Class menu: present another of
+    `pages`' lessons at its first question, or End class. After End, a link to its report."""
     new = teaching() is None
     st.button(
         "Start a class" if new else "Show how to join",
@@ -81,9 +123,41 @@ def presenter_buttons() -> None:
     )
     start_problem()
     panel = state.of(TeacherPanel)
+    ended, panel.ended_here = panel.ended_here, None
+    if ended:
+        st.toast(f"Class {ended} has ended.", icon=":material/check:")
+    if new:
+        _report_link()
+    else:
+        _class_menu(pages)
     show, panel.show_join = panel.show_join, False
     if show and teaching() is not None:
         _join_dialog(teaching().code)
+
+
+def _class_menu(pages: Sequence[LessonPage]) -> None:
+    """The class from presenter mode: another lesson, at its first question; End class."""
+    with st.popover("Class", icon=":material/school:", key="live_class_menu"):
+        st.markdown("**Present a lesson** at its first question:")
+        for page in pages:
+            name = page.path.rsplit("/", 1)[-1].removesuffix(".py")
+            if page.lesson and st.button(
+                page.title, icon=page.icon, key=f"live_switch_{name}", width="stretch"
+            ):
+                present_from_first_question()
+                st.switch_page(page.path)
+        end_button(on_slide=True)
+
+
+def _report_link() -> None:
+    """After End in presenter mode: the ended class's report, on the Class page."""
+    ended = state.of(ClassSession).report
+    if ended is not None:
+        st.page_link(
+            CLASS_PAGE,
+            label=f"Report of class {display_code(ended.code)}",
+            icon=":material/summarize:",
+        )
 
 
 def _show(start: bool) -> None:
@@ -144,12 +218,13 @@ def first_live_question(sections: Sequence[Section], page: str) -> int:
     return 0
 
 
-def live_slide(question: Question, page: str) -> LiveSlide | None:
-    """The slide's place in this session's class (None when it teaches none)."""
+def live_slide(question: Question, page: str, context: str = "") -> LiveSlide | None:
+    """The slide's place in this session's class (None when it teaches none); `context`, the
+    lesson's line of the example, goes to the phones with the question."""
     me = teaching()
     if me is None:
         return None
-    live = live_question(question, page)
+    live = live_question(question, page, context)
     if live is None:
         return LiveSlide(None, None)
     try:
@@ -180,8 +255,10 @@ class LessonHooks:
             return None
         return first_live_question(sections, page)
 
-    def slide(self, question: Question, page: str) -> LiveSlide | None:
-        return live_slide(question, page)
+    def slide(self, question: Question, page: str, context: str = "") -> LiveSlide | None:
+        """The slide of `question`; `context` is its lesson's line of the example, the data
+        the phones get with it."""
+        return live_slide(question, page, context)
 
 
 HOOKS = LessonHooks()
@@ -200,8 +277,15 @@ def _ask_row(me: TeacherLink, live: LiveQuestion) -> None:
             on_click=teacher_does,
             args=(me, "pose", live),
         )
-        st.caption("The question and its options go to every student's device.")
+        st.caption(_what_phones_get(live))
     _problem()
+
+
+def _what_phones_get(live: LiveQuestion) -> str:
+    """What Ask sends every phone, before it is pressed: the question, how many options,
+    and the numbers it is about."""
+    data = f" With: {plain(live.data)}" if live.data else ""
+    return f"Every phone gets **{plain(live.prompt)}** and its {len(live.options)} options.{data}"
 
 
 def _numbered(live: LiveQuestion) -> str:
@@ -280,7 +364,7 @@ def _revealed(me: TeacherLink, live: LiveQuestion) -> None:
         f"Answer: {plain(', '.join(right_options(live)))} · {right} of {tally.answered} right",
         key=f"live_answers_{live.qid}",
         icon=":material/bar_chart:",
-        help="The class's answers, by misconception",
+        help="The class's answers, by option and by misconception",
         on_click=_show_answers,
         args=(live.qid,),
     )
@@ -298,9 +382,4 @@ def _show_answers(qid: str) -> None:
 def _answers_dialog(live: LiveQuestion, tally: Tally) -> None:
     st.markdown(f"**{plain(live.prompt)}** The answer: **{plain(', '.join(right_options(live)))}**")
     st.markdown(f"{tally.answered} of {tally.joined} answered.")
-    st.plotly_chart(
-        tally_bars(live.groups, tally.by_group),
-        key="live_bars",
-        config={"displayModeBar": False},
-        alt=f"Answers by group: {tally_summary(live.groups, tally.by_group)}",
-    )
+    answers_chart(live, tally)

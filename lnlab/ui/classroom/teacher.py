@@ -2,9 +2,12 @@
 
 Only the teacher sees it (pages/class.py, while this session teaches): the join card (code,
 link, QR code; also in presenter mode's Show how to join, lnlab.ui.classroom.slide), the
-class's info line, End class and its dialog, the question asked now with its count, Reveal
-and the class's answers, the roster, the answer counts as CSV, the teacher link to copy, and
-Present, which opens a lesson at its first question.
+class's info line, End class and its dialog (then the class's report: lnlab.ui.classroom.report),
+the question asked now with its count, Reveal and the class's answers by option (also on the
+slide), the roster, the answer counts as CSV, the teacher link to copy, and
+Present, which opens a lesson at its first question. End class also stands in presenter mode's
+Class menu (lnlab.ui.classroom.slide), and the home page tells the teacher's browser that its
+class is running, with the way back (running_class).
 """
 
 from __future__ import annotations
@@ -24,13 +27,16 @@ from lnlab.classroom.links import (
     qr_image,
     teacher_link,
 )
+from lnlab.classroom.live import LiveQuestion
 from lnlab.classroom.nicknames import shown_apart
-from lnlab.classroom.plots import tally_bars, tally_summary
-from lnlab.classroom.store import ClassError, StoreDown, default_store, display_code
+from lnlab.classroom.plots import option_bars, option_summary, tally_summary
+from lnlab.classroom.store import ClassError, StoreDown, Tally, default_store, display_code
 from lnlab.core.errors import InputError
 from lnlab.teach.markdown import plain
 from lnlab.ui import state
+from lnlab.ui.assist import land
 from lnlab.ui.classroom.common import (
+    CLASS_PAGE,
     PULSE_S,
     TEACHER_POLL_S,
     ClassSession,
@@ -51,11 +57,14 @@ from lnlab.ui.pulse import COUNTS, following, watch
 
 
 @st.dialog("End the class for everyone?", on_dismiss=close_dialog)
-def _end_dialog(me: TeacherLink) -> None:
+def _end_dialog(me: TeacherLink, on_slide: bool = False) -> None:
+    """End, confirmed: on the Class page its report follows; on a slide (presenter mode's
+    Class menu) the slide stays, without the class, and a link to the report (never on the
+    projector by itself: it names each student's answers)."""
+    days = default_store().keep_reports_s / 86400
     st.markdown(
-        f"Class **{display_code(me.code)}** ends on every device: students see that it has "
-        "ended, and its answers are deleted when the next class opens. Download the answer "
-        "counts first if you want them."
+        f"Class **{display_code(me.code)}** ends on every device: each student sees their "
+        f"final score and answers. You get the class's report, kept {days:g} days."
     )
     if not confirmed("End class", "live_end_confirm", "Keep it running", "live_end_cancel"):
         return
@@ -67,15 +76,42 @@ def _end_dialog(me: TeacherLink) -> None:
     except ClassError:
         pass  # ended already
     stop_teaching()
-    state.of(ClassSession).ended = display_code(me.code)
+    here = state.of(ClassSession)
+    here.ended, here.report = display_code(me.code), me
+    if on_slide:
+        state.of(TeacherPanel).ended_here = display_code(me.code)
+    else:
+        land("live_report", itself=True)  # the report's top (End was further down)
     close_dialog()
     st.rerun()
 
 
-def end_button() -> None:
-    """End class, for everyone, after a confirmation."""
+def end_button(on_slide: bool = False) -> None:
+    """End class, for everyone, after a confirmation; `on_slide`: in presenter mode's Class
+    menu (a key and a dialog of its own: the Class page may show both)."""
     if (me := teaching()) is not None:
-        asks_first("End class", "live_end", ":material/stop_circle:", "end", _end_dialog, me)
+        key, name = ("live_end_present", "end_present") if on_slide else ("live_end", "end")
+        asks_first("End class", key, ":material/stop_circle:", name, _end_dialog, me, on_slide)
+
+
+def running_class() -> None:
+    """For the browser that teaches a class (its claim, lnlab.ui.claims), on the home page:
+    the class is running, how many joined, and the way back to its Class page."""
+    me = teaching()
+    if me is None:
+        return
+    try:
+        pulse = default_store().pulse(me.code)
+    except InputError:
+        pulse = None
+    if pulse is not None and not pulse.open:
+        return  # ended: the next page's run lets the claim go (common.take_link)
+    joined = f" · {pulse.joined} joined" if pulse is not None else ""
+    with st.container(
+        border=True, horizontal=True, vertical_alignment="center", key="live_running"
+    ):
+        st.markdown(f":material/groups: Your class **{display_code(me.code)}** is running{joined}")
+        st.page_link(CLASS_PAGE, label="Back to your class", icon=":material/arrow_forward:")
 
 
 def ended_notice() -> None:
@@ -171,6 +207,8 @@ def class_question(me: TeacherLink) -> None:
         return
     live = posed.question
     st.markdown(f"**{plain(live.prompt)}**")
+    if live.data:
+        st.caption(plain(live.data))  # the numbers it is about, as the phones show them
     with st.container(horizontal=True, vertical_alignment="center", key="live_panel"):
         st.markdown(f"**{tally.answered} of {tally.joined}** answered")
         if not posed.revealed:
@@ -184,12 +222,19 @@ def class_question(me: TeacherLink) -> None:
         else:
             st.markdown(f"Revealed: **{plain(', '.join(right_options(live)))}**")
     if posed.revealed:
-        st.plotly_chart(
-            tally_bars(live.groups, tally.by_group),
-            key="live_bars",
-            config={"displayModeBar": False},
-            alt=f"Answers by group: {tally_summary(live.groups, tally.by_group)}",
-        )
+        answers_chart(live, tally)
+
+
+def answers_chart(live: LiveQuestion, tally: Tally) -> None:
+    """The class's answers after Reveal: a bar per option (its number, text and group), and
+    the counts by group (right, each misconception) under it."""
+    st.plotly_chart(
+        option_bars(live, tally.by_option),
+        key="live_bars",
+        config={"displayModeBar": False},
+        alt=f"Answers by option: {option_summary(live, tally.by_option)}",
+    )
+    st.caption(f"By misconception: {tally_summary(live.groups, tally.by_group)}")
 
 
 def teacher_view() -> bool:
@@ -217,8 +262,9 @@ def class_info_line() -> None:
         return
     until = datetime.fromtimestamp(info.closes_at)
     st.caption(
-        f"{info.joined} joined. The class closes at {until:%H:%M} (server time) unless you "
-        "ask or reveal before, or when you end it."
+        f"{info.joined} joined · open until {until:%H:%M}",
+        help=f"{until:%H:%M} server time. Asking or revealing keeps the class open longer; "
+        "End class closes it now.",
     )
 
 
