@@ -129,6 +129,7 @@ class Teaching:
     closes_at: float
     joined: int
     posed: Posed | None
+    joining: bool = True  # new students may join (the teacher can close it)
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,11 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def _handle(student_id: str) -> str:
+    """What the teacher's page names a student by (Seats): not their id."""
+    return _digest("seat:" + student_id)[:16]
+
+
 def _browser(browser: str) -> str:
     """A browser's id as stored: its digest, or "" when the caller has none."""
     return _digest(browser)[:32] if isinstance(browser, str) and browser else ""
@@ -223,6 +229,7 @@ classes = sa.Table(
     sa.Column("ended_at", sa.Float),  # when its teacher ended it
     sa.Column("browser", sa.Text),  # the opener's browser (_browser)
     sa.Column("address", sa.Text),  # the opener's network address (keyed digest)
+    sa.Column("joining_closed", sa.Integer, nullable=False, server_default="0"),
 )
 students = sa.Table(
     "students",
@@ -421,6 +428,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             qid TEXT NOT NULL,
             option TEXT NOT NULL,
             PRIMARY KEY (code, seat, qid))""",
+    ),
+    (  # version 6: the teacher can close joining (and remove students: no schema needed)
+        "ALTER TABLE classes ADD COLUMN joining_closed INTEGER NOT NULL DEFAULT 0",
     ),
 )
 
@@ -858,7 +868,51 @@ class ClassStore:
         with self._db.read() as conn:
             row = self._teacher(conn, code, teacher_secret, "open the teacher's view")
             joined = self._count(conn, students, students.c.code == row.code)
-            return Teaching(row.code, row.expires_at, joined, self._current(conn, row))
+            current = self._current(conn, row)
+            return Teaching(row.code, row.expires_at, joined, current, not row.joining_closed)
+
+    @_guarded
+    def set_joining(self, code: str, teacher_secret: str, open_: bool) -> None:
+        """Let new students join, or not (those who joined stay, and can rejoin)."""
+        with self._db.write() as conn:
+            row = self._teacher(conn, code, teacher_secret, "open or close joining")
+            conn.execute(
+                classes.update()
+                .where(classes.c.code == row.code)
+                .values(joining_closed=0 if open_ else 1)
+            )
+
+    @_guarded
+    def seats(self, code: str, teacher_secret: str) -> list[tuple[str, str]]:
+        """(handle, nickname) of every student, in the order they joined: the handle names a
+        student to `remove_student` without giving their id (which would let its holder act
+        as that student) away."""
+        with self._db.read() as conn:
+            row = self._teacher(conn, code, teacher_secret, "see who joined")
+            found = conn.execute(
+                sa.select(students.c.student_id, students.c.nickname)
+                .where(students.c.code == row.code)
+                .order_by(students.c.joined_at, students.c.student_id)
+            ).all()
+            return [(_handle(r.student_id), r.nickname) for r in found]
+
+    @_guarded
+    def remove_student(self, code: str, teacher_secret: str, handle: str) -> bool:
+        """Take a student (a fake one, say) and their answers out of the class; False when
+        no student has that handle. Their browser may join again unless joining is closed."""
+        with self._db.write() as conn:
+            row = self._teacher(conn, code, teacher_secret, "remove students")
+            ids = conn.execute(
+                sa.select(students.c.student_id).where(students.c.code == row.code)
+            ).scalars()
+            gone = next((i for i in ids if _handle(i) == handle), None)
+            if gone is None:
+                return False
+            for table in (answers, students):
+                conn.execute(
+                    table.delete().where(table.c.code == row.code, table.c.student_id == gone)
+                )
+            return True
 
     @_guarded
     def roster(self, code: str, teacher_secret: str) -> list[str]:
@@ -960,6 +1014,11 @@ class ClassStore:
                     )
                 return known.student_id
             here = students.c.code == row.code
+            if row.joining_closed:
+                raise ClassError(
+                    f"the teacher has closed joining for class {display_code(row.code)}; ask "
+                    "your teacher to open it"
+                )
             if self._count(conn, students, here) >= limits.students:
                 raise ClassError(
                     f"class {display_code(row.code)} is full ({limits.students} students)"

@@ -551,3 +551,23 @@ def test_a_teacher_link_for_an_ended_class_does_not_ask(classes):
     at = _browser(page_test(PAGE, {"class": theirs.code, "teacher": theirs.secret}), teacher=mine)
     at.run()
     assert _class(at).teacher == theirs and _class(at).switch is None
+
+
+def test_the_teacher_removes_a_fake_student_and_closes_joining(classes):
+    """Issue 38: fake students filled a class and the teacher had no way out."""
+    at = page_test(PAGE).run()
+    at.button(key="live_start").click().run()
+    teacher = _class(at).teacher
+    classes.join(teacher.code, nickname="Ada", browser="phone-ada-browser")
+    time.sleep(0.01)  # joined_at orders the roster
+    classes.join(teacher.code, nickname="spam", browser="phone-spam-browser")
+    at.run()
+    at.multiselect(key="live_remove_pick").select("spam").run()
+    at.button(key="live_remove").click().run()
+    assert not at.exception
+    assert classes.roster(teacher.code, teacher.secret) == ["Ada"]
+    at.toggle(key="live_joining").set_value(False).run()
+    late = _student(teacher.code, "phone-late-browser")
+    late.button(key="live_join").click().run()
+    assert "closed joining" in _texts(late)
+    assert _class(late).student is None

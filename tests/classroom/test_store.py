@@ -938,3 +938,32 @@ def test_a_postgresql_restart_mid_class_loses_nothing(restartable_postgres, cloc
         assert store.follow(new.code, ann).mine == "5"
     finally:
         store.close()
+
+
+def test_the_teacher_removes_fake_students_and_closes_joining(db_url: str, clock: Clock) -> None:
+    """Issue 38: 120 fake students filled a class and the teacher could do nothing. Now the
+    teacher removes a student (and their answers) by a handle that is not their id, and closes
+    joining: new students are refused, those who joined can still rejoin."""
+    store = _limited(db_url, clock)
+    try:
+        new = store.open_class()
+        real = store.join(new.code, nickname="Ada", browser="phone-real-browser")
+        clock.now += 1
+        fake = store.join(new.code, nickname="spam", browser="phone-fake-browser")
+        seats = store.seats(new.code, new.teacher_secret)
+        assert [name for _, name in seats] == ["Ada", "spam"]
+        assert all(real not in h and fake not in h for h, _ in seats)  # no id given away
+        assert store.remove_student(new.code, new.teacher_secret, seats[1][0])
+        assert not store.remove_student(new.code, new.teacher_secret, "no-such-handle")
+        assert store.roster(new.code, new.teacher_secret) == ["Ada"]
+        store.set_joining(new.code, new.teacher_secret, False)
+        assert not store.check_teacher(new.code, new.teacher_secret).joining
+        with pytest.raises(ClassError, match="closed joining"):
+            store.join(new.code, browser="phone-late-browser")
+        assert store.join(new.code, browser="phone-real-browser") == real  # rejoining is fine
+        store.set_joining(new.code, new.teacher_secret, True)
+        store.join(new.code, browser="phone-late-browser")
+        with pytest.raises(ClassError):
+            store.set_joining(new.code, "not-the-secret", False)
+    finally:
+        store.close()

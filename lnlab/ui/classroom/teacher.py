@@ -287,6 +287,55 @@ def roster() -> None:
         + (f": {', '.join(shown)}." if joined else ".")
         + "</p>"
     )
+    _manage(me, info.joining if info else True)
+
+
+def _manage(me: TeacherLink, joining: bool) -> None:
+    """Close joining, and take students out (120 fakes from one network filled a class,
+    issue 38): by their nicknames, numbered apart, or their place for those without one."""
+    with st.expander("Manage who joined"):
+        st.toggle(
+            "New students may join",
+            value=joining,
+            key="live_joining",
+            on_change=_set_joining,
+            args=(me,),
+            help="Closed: nobody new can join; those who joined can still come back.",
+        )
+        try:
+            seats = default_store().seats(me.code, me.secret)
+        except InputError as err:
+            problem(err)
+            return
+        names = shown_apart(
+            [n or f"student {k + 1} (no nickname)" for k, (_, n) in enumerate(seats)]
+        )
+        picked = st.multiselect("Students to remove", names, key="live_remove_pick")
+        handles = [h for (h, _), n in zip(seats, names, strict=True) if n in picked]
+        st.button(
+            "Remove them",
+            key="live_remove",
+            disabled=not picked,
+            on_click=_remove,
+            args=(me, handles),
+        )
+
+
+def _remove(me: TeacherLink, handles: list[str]) -> None:
+    """Take the picked students out, then clear the pick (a callback: before the widgets)."""
+    try:
+        for handle in handles:
+            default_store().remove_student(me.code, me.secret, handle)
+    except InputError as err:
+        state.of(TeacherPanel).problem = err
+    st.session_state.pop("live_remove_pick", None)
+
+
+def _set_joining(me: TeacherLink) -> None:
+    try:
+        default_store().set_joining(me.code, me.secret, bool(st.session_state.live_joining))
+    except InputError as err:
+        state.of(TeacherPanel).problem = err
 
 
 def counts_csv() -> str:
