@@ -11,28 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from lnlab.core.numbers import exact, fmt
 from lnlab.teach.export import Exports
-from lnlab.teach.figures import figure as plain_figure
 from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
 from lnlab.ui import live as in_browser
 from lnlab.ui.assist import landing, say
+from lnlab.ui.figures import chart, table
 from lnlab.ui.inputs import KEEP
 from lnlab.ui.lesson_hooks import ClassSlide, live_class
 from lnlab.ui.links import catch_up, forget_arrival, link_params, share_link
 from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask, verdict
 from lnlab.ui.rerun import drew_section, pace, rerun_if_asked
-
-SLIDE_CHART_HEIGHT = 340  # px: a slide's chart beside its text, at 1024 x 768
-SLIDE_COLUMNS = 8  # a slide's table shows at most this many number columns
-SLIDE_FONT = {"font": 16, "title": 18, "ticks": 15, "cells": 16}  # px, on a projector
-TABLE_CELLS = 1_200  # a chart's numbers as a table: at most this many cells are drawn
 
 Control = Callable[[], None]
 
@@ -51,93 +44,6 @@ def metric(m: Metric) -> None:
     shown = fmt(m.value, m.scale)
     note = f"Exact value: {exact(m.value)}" if shown != exact(m.value) else ""
     st.metric(m.label, shown, help="\n\n".join(p for p in (m.help, note) if p) or None)
-
-
-def table(data: Table | pd.DataFrame, name: str = "") -> None:
-    """A table as HTML (lnlab.teach.tables): every number rounded by lnlab.core.numbers.fmt against
-    its column's scale, its exact value in the cell's tooltip; text as typed (escaped); in a
-    region named `name` (or the table's caption). On a slide at most SLIDE_COLUMNS number
-    columns show, with a note of how many more."""
-    t = data if isinstance(data, Table) else Table(data)
-    body, hidden = t.html(SLIDE_COLUMNS if presenting() else None, name)
-    st.html(body)
-    notes = [t.caption] if t.caption else []
-    if hidden:
-        notes.append(f"{hidden} more columns off this slide.")
-    if notes:
-        st.caption(" ".join(notes))
-
-
-def chart(fig: Figure, key: str | None = None) -> None:
-    """A Plotly figure, with what it shows for a reader who cannot see it.
-
-    Its label and one-sentence summary are the chart's accessible name (Streamlit's `alt`)
-    and stand under it with its caption (on a slide, the caption alone: the room sees the
-    chart, and the slide has no room); "The numbers as a table" (a switch, one key press)
-    draws what it plots as a table (at most TABLE_CELLS cells). The toolbar downloads it as
-    PNG or SVG (the sidebar's choice). On a slide the chart is at most SLIDE_CHART_HEIGHT
-    tall and its text projector-sized.
-    """
-    plot = fig.plot()
-    slide = presenting()
-    if slide:
-        plot = _slide_sized(plot)
-    name = key or fig.name
-    file_format = st.session_state.get("figure_format", "png")
-    config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{fig.name}"}}
-    alt = ". ".join(p.rstrip(".") for p in (fig.label, fig.summary) if p) or None
-    st.plotly_chart(plot, key=f"chart_{name}", config=config, alt=alt and alt + ".")
-    label = f"**{fig.label}.**" if fig.label else ""
-    words = [fig.caption] if slide else [label, fig.summary, fig.caption]
-    if text := " ".join(w for w in words if w):
-        st.caption(text)
-    if st.toggle("The numbers as a table", key=f"numbers_{name}"):
-        _numbers_of(fig)
-
-
-def _numbers_of(fig: Figure) -> None:
-    """The chart's numbers as a table, cut to TABLE_CELLS cells with a note."""
-    frame = fig.table()
-    if frame is None:
-        st.caption("This chart draws no numbers.")
-        return
-    rows, columns = frame.shape
-    keep_columns = max(2, min(columns, TABLE_CELLS // max(rows, 1)))
-    keep_rows = max(1, min(rows, TABLE_CELLS // keep_columns))
-    shown = frame.iloc[:keep_rows, :keep_columns]
-    table(shown, name=f"{fig.label or 'The chart'}: the numbers")
-    if shown.shape != frame.shape:
-        st.caption(
-            f"The first {keep_rows} of {rows} rows and {keep_columns} of {columns} columns; "
-            "the downloads below hold every number."
-        )
-
-
-def _slide_sized(fig: go.Figure) -> go.Figure:
-    """A copy of `fig` for a slide: bounded height, bigger text (explicit sizes win over
-    Streamlit's chart theme). Built from plain JSON, so no validation cost."""
-    spec = fig.to_plotly_json()
-    layout = dict(spec.get("layout", {}))
-    layout["height"] = min(int(layout.get("height") or SLIDE_CHART_HEIGHT), SLIDE_CHART_HEIGHT)
-    layout["font"] = {**layout.get("font", {}), "size": SLIDE_FONT["font"]}
-    title = layout.get("title")
-    if isinstance(title, dict):
-        layout["title"] = {**title, "font": {**title.get("font", {}), "size": SLIDE_FONT["title"]}}
-    for name, axis in list(layout.items()):
-        if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
-            layout[name] = {**axis, "tickfont": {"size": SLIDE_FONT["ticks"]}}
-    if layout.get("annotations"):
-        layout["annotations"] = [
-            {**a, "font": {**a.get("font", {}), "size": max(a.get("font", {}).get("size", 0), 14)}}
-            for a in layout["annotations"]
-        ]
-    data = [
-        {**trace, "textfont": {**trace.get("textfont", {}), "size": SLIDE_FONT["cells"]}}
-        if "texttemplate" in trace or "text" in trace
-        else trace
-        for trace in spec.get("data", [])
-    ]
-    return plain_figure(data, layout)
 
 
 # ---------------------------------------------------------------- a section
@@ -359,7 +265,7 @@ def _sections(
         control = controls.get(section.key)
         # while this session teaches a live class: ask, answer, reveal
         asks = section.question is not None and not show_all
-        live = live_class().slide(section.question, page) if asks else None
+        live = live_class().slide(section.question, page, lesson.context) if asks else None
         if live is not None and live.revealed:
             with nav:  # beside the slide number: the slide below needs all its height
                 live.panel()
@@ -439,7 +345,8 @@ def _go(key: str, slide: int) -> None:
 
 
 def exports(files: Exports) -> None:
-    """ "Take the numbers with you": a download button per file, what they hold, the script."""
+    """ "Take the numbers with you": a download button per file, what they hold, the script
+    (shown when asked)."""
     st.header("Take the numbers with you")
     for col, d in zip(st.columns(len(files.downloads)), files.downloads, strict=True):
         col.download_button(
@@ -453,5 +360,8 @@ def exports(files: Exports) -> None:
         )
     st.caption(files.caption)
     if files.script:
-        with st.expander(files.script_title):
+        # a popover, not an expander: the browser draws a popover's content when it opens
+        # (an expander's, closed or not, with the page), so the code highlighter's 0.5 MiB of
+        # JavaScript loads for a reader who asks to see the script, not with every page
+        with st.popover(files.script_title, icon=":material/code:"):
             st.code(files.script, language="python")
