@@ -16,13 +16,27 @@ purged, so a crashed process never blocks the line for longer than that. Waiters
 POLL_S (one small read); joining, reaching the front and purging run one at a time under the
 line's lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory transaction lock).
 
-Its rows last seconds, so the table has no migrations: it is created if missing, and a change
-to it takes a new table name.
+Training runs wait in a line of their own first (`training_front`, the table `training_line`):
+a run takes tens of seconds in pieces, and ten runs sharing the front piece by piece each
+finished only after all ten (and a training's kept pieces could be dropped meanwhile, so none
+finished: issue 38). In that line runs go one at a time, first come first, each to the end:
+the run at its front then takes the heavy-work line's front piece by piece, so a benchmark
+waits for one piece, never for the runs waiting to train. Each row there carries its run's
+expected seconds (`cost_s`, as of `costed_at`: a waiter's beat refreshes its whole run's, the
+front's what is left of it, from the pace measured so far), so a waiter is told the sum of what
+is ahead of it; the line refuses a
+run past MAX_TRAINING_WAITING waiting or TRAINING_MAX_WAIT_S of expected wait, and one owner
+holds one place (a visitor trains one run at a time). A run in it is never sent away: it waits
+for its turn however long the runs ahead take, unless its visitor leaves.
+
+Its rows last seconds, so the tables have no migrations: each is created if missing, and a
+change to one takes a new table name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import secrets
 import threading
@@ -37,6 +51,12 @@ from lnlab.serving.database import LINE_LOCK, Database, database_url
 
 MAX_WAITING = 30  # visitors in line at most; later ones are refused at once
 MAX_WAIT_S = 60.0  # the longest a visitor waits in line (by default)
+MAX_TRAINING_WAITING = 20  # training runs waiting to start, at most
+TRAINING_MAX_WAIT_S = 300.0  # a run whose expected wait to start is longer is refused
+# Once in that line, a run waits for its turn however long the runs ahead take (each is
+# bounded: pieces of at most 30 s, lnlab.labs.training.worker, and waits between them of at most
+# MAX_WAIT_S); it leaves when its visitor does.
+TRAINING_PATIENCE = math.inf
 HEARTBEAT_S = 0.5  # on_wait runs at least this often, so a page can notice its visitor left
 TYPICAL_WEIGHT = 0.3  # weight of the newest time at the front in the running estimate
 POLL_S = 0.2  # a waiter looks at the line this often (a few ms of CPU per second)
@@ -55,6 +75,17 @@ line_table = sa.Table(
     sa.Column("joined_at", sa.Float, nullable=False),
     sa.Column("started_at", sa.Float),  # NULL while waiting; set on reaching the front
     sa.Column("beat_at", sa.Float, nullable=False),
+)
+training_table = sa.Table(
+    "training_line",
+    metadata,
+    sa.Column("ticket", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("owner", sa.Text, nullable=False, unique=True),
+    sa.Column("joined_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float),
+    sa.Column("beat_at", sa.Float, nullable=False),
+    sa.Column("cost_s", sa.Float, nullable=False),  # the run's expected seconds at the front ...
+    sa.Column("costed_at", sa.Float, nullable=False),  # ... from then on (the front: what is left)
 )
 
 
@@ -83,8 +114,12 @@ class HeavyWorkLine:
 
     An owner name is scoped to this process (its pid and a random tag), so two server
     processes' session ids never meet. Times at the front feed this process's running estimate
-    of one run (`_typical_s`), used to refuse waits that would pass the limit.
+    of one run (`_typical_s`), used to refuse waits that would pass the limit. A waiter gives
+    up after `patience` times the limit (`max_wait_s`).
     """
+
+    table = line_table
+    max_wait_s = MAX_WAIT_S  # the limit on a wait unless `front` is given one
 
     def __init__(
         self,
@@ -93,14 +128,16 @@ class HeavyWorkLine:
         max_waiting: int = MAX_WAITING,
         heartbeat_s: float = HEARTBEAT_S,
         lease_s: float = LEASE_S,
+        patience: float = 1.0,
     ) -> None:
         self.url = url
         self._db = Database(url)
         with self._db.write(lock=LINE_LOCK) as conn:
-            metadata.create_all(conn)
+            metadata.create_all(conn, tables=[self.table])
         self.max_waiting = max_waiting
         self.heartbeat_s = heartbeat_s
         self.lease_s = lease_s
+        self.patience = patience
         self.beat_s = lease_s / BEATS_PER_LEASE
         self._typical_s = 0.0
 
@@ -112,13 +149,16 @@ class HeavyWorkLine:
         return f"{os.getpid()}.{_BOOT}:{owner}"
 
     def _live(self, now: float) -> sa.ColumnElement[bool]:
-        return line_table.c.beat_at > now - self.lease_s
+        return self.table.c.beat_at > now - self.lease_s
+
+    def _columns(self) -> tuple[sa.Column, ...]:
+        return (self.table.c.owner, self.table.c.started_at)
 
     def _rows(self, conn: Connection, now: float) -> list[sa.Row]:
         """The live rows, first come first: the front (if taken), then the waiters in order.
         (At most MAX_WAITING + 1 live rows: scanning them beats any index.)"""
-        query = sa.select(line_table.c.owner, line_table.c.started_at).where(self._live(now))
-        query = query.order_by(line_table.c.started_at.is_(None), line_table.c.ticket)
+        query = sa.select(*self._columns()).where(self._live(now))
+        query = query.order_by(self.table.c.started_at.is_(None), self.table.c.ticket)
         return list(conn.execute(query))
 
     @staticmethod
@@ -148,7 +188,7 @@ class HeavyWorkLine:
         """A write transaction holding the line's lock, with dead owners' rows purged."""
         with self._db.write(lock=LINE_LOCK) as conn:
             now = time.time()
-            conn.execute(line_table.delete().where(line_table.c.beat_at <= now - self.lease_s))
+            conn.execute(self.table.delete().where(self.table.c.beat_at <= now - self.lease_s))
             yield conn
 
     def place(self, owner: str) -> int | None:
@@ -163,7 +203,12 @@ class HeavyWorkLine:
 
     @contextlib.contextmanager
     def front(
-        self, owner: str, *, on_wait: OnWait | None = None, max_wait_s: float = MAX_WAIT_S
+        self,
+        owner: str,
+        *,
+        on_wait: OnWait | None = None,
+        max_wait_s: float | None = None,
+        cost: Callable[[], float] | None = None,
     ) -> Iterator[Turn]:
         """Wait in line, then stay at the front for the `with` body (the heavy work), which
         gets the Turn (to share the front between the pieces of a long run).
@@ -171,14 +216,18 @@ class HeavyWorkLine:
         `on_wait(place, expected_s)` runs on joining the line, whenever the place changes and
         at least every `heartbeat_s`; if it raises, `owner` leaves the line and the exception
         propagates. Raises BusyError if `owner` is already in line or at the front, if the line
-        is full, or if the wait would pass (or passes) `max_wait_s`.
+        is full, or if the wait would pass `max_wait_s` (the line's own by default) or passes
+        `patience` times it.
+        `cost()`: the expected seconds at the front, where the line keeps them (TrainingLine),
+        asked on joining and with each beat while waiting.
         """
         key = self._key(owner)
+        max_wait_s = self.max_wait_s if max_wait_s is None else max_wait_s
         with _database_answers():
-            self._enter(key, on_wait, max_wait_s)
+            self._enter(key, on_wait, max_wait_s, cost)
         turn = Turn(self, key, on_wait, max_wait_s)
         try:
-            with self._beating(key):
+            with self._beating(key, turn):
                 yield turn
         finally:
             with contextlib.suppress(sa.exc.OperationalError):  # else the lease drops the row
@@ -191,59 +240,95 @@ class HeavyWorkLine:
             now = time.time()
             if not self._waiting(self._rows(conn, now)):
                 return False
-            last = conn.execute(sa.select(sa.func.max(line_table.c.ticket))).scalar() or 0
+            last = conn.execute(sa.select(sa.func.max(self.table.c.ticket))).scalar() or 0
             conn.execute(
-                line_table.update()
-                .where(line_table.c.owner == key)
+                self.table.update()
+                .where(self.table.c.owner == key)
                 .values(ticket=last + 1, started_at=None, beat_at=now)
             )
             return True
 
-    def _enter(self, key: str, on_wait: OnWait | None, max_wait_s: float) -> None:
-        deadline = time.monotonic() + max_wait_s
-        if not self._join(key, max_wait_s):  # a refusal raises before `key` has a row
+    def _enter(
+        self,
+        key: str,
+        on_wait: OnWait | None,
+        max_wait_s: float,
+        cost: Callable[[], float] | None,
+    ) -> None:
+        patience_s = self.patience * max_wait_s
+        deadline = time.monotonic() + patience_s
+        cost_s = cost() if cost is not None else 0.0
+        if not self._join(key, max_wait_s, cost_s):  # a refusal raises before `key` has a row
             try:
-                self._wait_for_turn(key, on_wait, deadline, max_wait_s)
+                self._wait_for_turn(key, on_wait, deadline, patience_s, cost)
             except BaseException:
                 self._leave(key)
                 raise
 
-    def _join(self, key: str, max_wait_s: float) -> bool:
+    def _join(self, key: str, max_wait_s: float, cost_s: float) -> bool:
         """Join the back of the line; True when the line was empty and `key` is at the front."""
         with self._locked() as conn:
             now = time.time()
             rows = self._rows(conn, now)
             if self._place(rows, key) is not None:
-                raise BusyError(
-                    "Your other run (from this tab or another tab of this browser) is still "
-                    "running or waiting in line; wait for it to finish."
-                )
+                raise BusyError(self._second_place_text())
             waiting = self._waiting(rows)
+            expected = self._joining_wait_s(rows, now)
             if rows and waiting >= self.max_waiting:
-                raise BusyError(
-                    f"{waiting} visitors are already waiting in line for heavy work; "
-                    "try again in a minute."
-                )
-            expected = (waiting + 1) * self._typical_s
+                raise BusyError(self._full_text(waiting, expected))
             if rows and expected > max_wait_s:
-                raise BusyError(
-                    f"The line for heavy work is about {seconds(expected)} long, over "
-                    f"the {seconds(max_wait_s)} limit; try again in a minute."
-                )
-            last = conn.execute(sa.select(sa.func.max(line_table.c.ticket))).scalar() or 0
+                raise BusyError(self._too_long_text(expected, max_wait_s))
+            last = conn.execute(sa.select(sa.func.max(self.table.c.ticket))).scalar() or 0
             conn.execute(
-                line_table.insert().values(
+                self.table.insert().values(
                     ticket=last + 1,
                     owner=key,
                     joined_at=now,
                     started_at=None if rows else now,
                     beat_at=now,
+                    **self._cost_values(cost_s, now),
                 )
             )
             return not rows
 
+    def _joining_wait_s(self, rows: list[sa.Row], now: float) -> float:
+        """About how long a newcomer would wait: a typical time for the front and each waiter."""
+        return (self._waiting(rows) + 1) * self._typical_s
+
+    def _cost_values(self, cost_s: float, now: float) -> dict[str, float]:
+        """The columns that keep a row's expected seconds (none in this line)."""
+        return {}
+
+    def _second_place_text(self) -> str:
+        return (
+            "Your other run (from this tab or another tab of this browser) is still "
+            "running or waiting in line; wait for it to finish."
+        )
+
+    def _full_text(self, waiting: int, expected_s: float) -> str:
+        return (
+            f"{waiting} visitors are already waiting in line for heavy work; try again in a minute."
+        )
+
+    def _too_long_text(self, expected_s: float, max_wait_s: float) -> str:
+        return (
+            f"The line for heavy work is about {seconds(expected_s)} long, over "
+            f"the {seconds(max_wait_s)} limit; try again in a minute."
+        )
+
+    def _waited_text(self, waited_s: float, place: int) -> str:
+        return (
+            f"Waited {seconds(waited_s)} without reaching the front of the line "
+            f"(still {ordinal(place)} in line); try again later."
+        )
+
     def _wait_for_turn(
-        self, key: str, on_wait: OnWait | None, deadline: float, max_wait_s: float
+        self,
+        key: str,
+        on_wait: OnWait | None,
+        deadline: float,
+        max_wait_s: float,
+        cost: Callable[[], float] | None = None,
     ) -> None:
         shown, shown_at, beat_at = None, float("-inf"), time.monotonic()
         while True:
@@ -256,12 +341,9 @@ class HeavyWorkLine:
                 return
             now = time.monotonic()
             if now >= deadline:
-                raise BusyError(
-                    f"Waited {seconds(max_wait_s)} without reaching the front of the line "
-                    f"(still {ordinal(place)} in line); try again later."
-                )
+                raise BusyError(self._waited_text(max_wait_s, place))
             if now - beat_at >= self.beat_s:
-                self._beat(key)
+                self._beat(key, {} if cost is None else self._cost_values(cost(), time.time()))
                 beat_at = now
             if on_wait is not None and (place != shown or now - shown_at >= self.heartbeat_s):
                 on_wait(place, self.expected_s(rows, place, time.time()))
@@ -276,27 +358,35 @@ class HeavyWorkLine:
             if not rows or rows[0].owner != key or rows[0].started_at is not None:
                 return False
             conn.execute(
-                line_table.update()
-                .where(line_table.c.owner == key)
-                .values(started_at=now, beat_at=now)
+                self.table.update()
+                .where(self.table.c.owner == key)
+                .values(started_at=now, beat_at=now, **self._started_values(now))
             )
             return True
 
-    def _beat(self, key: str) -> None:
+    def _started_values(self, now: float) -> dict[str, float]:
+        """What else changes in a row that reaches the front (nothing in this line)."""
+        return {}
+
+    def _beat(self, key: str, values: dict[str, float] | None = None) -> None:
+        """Refresh `key`'s beat, and write `values` with it."""
+        values = {"beat_at": time.time(), **(values or {})}
         with self._db.write() as conn:
-            conn.execute(
-                line_table.update().where(line_table.c.owner == key).values(beat_at=time.time())
-            )
+            conn.execute(self.table.update().where(self.table.c.owner == key).values(**values))
+
+    def _front_values(self, turn: Turn) -> dict[str, float]:
+        """What else the front's beat writes (nothing in this line)."""
+        return {}
 
     @contextlib.contextmanager
-    def _beating(self, key: str) -> Iterator[None]:
+    def _beating(self, key: str, turn: Turn) -> Iterator[None]:
         """Refresh the front's row every `beat_s` from a thread while the body runs."""
         stop = threading.Event()
 
         def beat() -> None:
             while not stop.wait(self.beat_s):
                 with contextlib.suppress(sa.exc.SQLAlchemyError):  # try again next beat
-                    self._beat(key)
+                    self._beat(key, self._front_values(turn))
 
         thread = threading.Thread(target=beat, name="lnlab-line-beat", daemon=True)
         thread.start()
@@ -316,7 +406,7 @@ class HeavyWorkLine:
         if held_s is not None:
             self._held(held_s)
         with self._db.write() as conn:
-            conn.execute(line_table.delete().where(line_table.c.owner == key))
+            conn.execute(self.table.delete().where(self.table.c.owner == key))
 
 
 class Turn:
@@ -329,6 +419,12 @@ class Turn:
         self._on_wait, self._max_wait_s = on_wait, max_wait_s
         self.since = time.monotonic()  # when this owner last reached the front
         self.shared = 0  # times it went to the back of the line for others
+        self.left: tuple[float, float] | None = None  # (seconds left, time.time() then)
+
+    def estimate(self, left_s: float) -> None:
+        """The seconds this turn still needs, as of now: the next beat writes them where the
+        line keeps them (TrainingLine), for the waiters' estimates."""
+        self.left = (max(0.0, left_s), time.time())
 
     def share(self) -> None:
         """Between two pieces of a long run: if anyone waits, go to the back of the line and
@@ -346,6 +442,86 @@ class Turn:
         self.since = time.monotonic()
 
 
+class TrainingLine(HeavyWorkLine):
+    """The line of training runs waiting to start, one at a time, each to its end (see the
+    module doc). Each row keeps its run's expected seconds, so a waiter's expected wait is what
+    is left of the front's run plus the runs waiting ahead of it."""
+
+    table = training_table
+    max_wait_s = TRAINING_MAX_WAIT_S
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_waiting: int = MAX_TRAINING_WAITING,
+        heartbeat_s: float = HEARTBEAT_S,
+        lease_s: float = LEASE_S,
+        patience: float = TRAINING_PATIENCE,
+    ) -> None:
+        super().__init__(
+            url,
+            max_waiting=max_waiting,
+            heartbeat_s=heartbeat_s,
+            lease_s=lease_s,
+            patience=patience,
+        )
+
+    def _columns(self) -> tuple[sa.Column, ...]:
+        c = self.table.c
+        return (c.owner, c.started_at, c.cost_s, c.costed_at)
+
+    def expected_s(self, rows: list[sa.Row], place: int, now: float) -> float | None:
+        """What is left of the front's run (its expected seconds less those since they were
+        reckoned, at least 0) plus the expected seconds of each run waiting ahead of `place`."""
+        front = rows[0] if rows and rows[0].started_at is not None else None
+        left = 0.0 if front is None else max(0.0, front.cost_s - (now - front.costed_at))
+        waiting = [row for row in rows if row.started_at is None]
+        return left + sum(row.cost_s for row in waiting[: max(0, place - 1)])
+
+    def _joining_wait_s(self, rows: list[sa.Row], now: float) -> float:
+        return self.expected_s(rows, self._waiting(rows) + 1, now) or 0.0
+
+    def _cost_values(self, cost_s: float, now: float) -> dict[str, float]:
+        return {"cost_s": max(0.0, cost_s), "costed_at": now}
+
+    def _started_values(self, now: float) -> dict[str, float]:
+        return {"costed_at": now}  # its whole run is ahead of it from now
+
+    def _front_values(self, turn: Turn) -> dict[str, float]:
+        if turn.left is None:
+            return {}
+        left_s, at = turn.left
+        return {"cost_s": left_s, "costed_at": at}
+
+    def _second_place_text(self) -> str:
+        return (
+            "Your other training run (from this tab or another tab of this browser) is still "
+            "running or waiting in line: one run at a time for each visitor; wait for it to "
+            "finish."
+        )
+
+    def _full_text(self, waiting: int, expected_s: float) -> str:
+        return (
+            f"{waiting} runs are already waiting to train, the most the line takes (about "
+            f"{seconds(expected_s)} of training ahead); try again in a few minutes, or choose "
+            "settings that are already trained."
+        )
+
+    def _too_long_text(self, expected_s: float, max_wait_s: float) -> str:
+        return (
+            f"The line to train is about {seconds(expected_s)} long, over the "
+            f"{seconds(max_wait_s)} limit; try again in a few minutes, or choose settings "
+            "that are already trained."
+        )
+
+    def _waited_text(self, waited_s: float, place: int) -> str:
+        return (
+            f"Waited {seconds(waited_s)} in line to train without reaching the front (still "
+            f"{ordinal(place)} in line); try again later."
+        )
+
+
 @contextlib.contextmanager
 def _database_answers() -> Iterator[None]:
     """A database that is down or unreachable as a BusyError that says so."""
@@ -358,20 +534,30 @@ def _database_answers() -> Iterator[None]:
         ) from err
 
 
-_line: HeavyWorkLine | None = None
+_lines: dict[type[HeavyWorkLine], HeavyWorkLine] = {}
 _line_lock = threading.Lock()
+
+
+def _shared(kind: type[HeavyWorkLine]) -> HeavyWorkLine:
+    """The server's line of `kind`, in the app's database (lnlab.serving.database)."""
+    url = database_url()
+    with _line_lock:
+        kept = _lines.get(kind)
+        if kept is None or kept.url != url:
+            if kept is not None:
+                kept.close()
+            kept = _lines[kind] = kind(url)
+        return kept
 
 
 def line() -> HeavyWorkLine:
     """The server's heavy-work line, in the app's database (lnlab.serving.database)."""
-    global _line
-    url = database_url()
-    with _line_lock:
-        if _line is None or _line.url != url:
-            if _line is not None:
-                _line.close()
-            _line = HeavyWorkLine(url)
-        return _line
+    return _shared(HeavyWorkLine)
+
+
+def training_line() -> HeavyWorkLine:
+    """The server's line of training runs waiting to start (TrainingLine)."""
+    return _shared(TrainingLine)
 
 
 def front(
@@ -384,3 +570,21 @@ def front(
 def place(owner: str) -> int | None:
     """`owner`'s place in the server's line: 0 at the front, 1.. waiting, None neither."""
     return line().place(owner)
+
+
+def training_front(
+    owner: str,
+    *,
+    cost: Callable[[], float],
+    on_wait: OnWait | None = None,
+    max_wait_s: float = TRAINING_MAX_WAIT_S,
+) -> contextlib.AbstractContextManager[Turn]:
+    """Wait in the server's line of training runs (a run expected to take `cost()` seconds,
+    asked again with each beat while it waits), then stay at its front for the run; the Turn's
+    `estimate` tells the waiters what is left."""
+    return training_line().front(owner, on_wait=on_wait, max_wait_s=max_wait_s, cost=cost)
+
+
+def training_place(owner: str) -> int | None:
+    """`owner`'s place in the server's line of training runs (as `place`)."""
+    return training_line().place(owner)

@@ -17,7 +17,14 @@ from lnlab.classroom.store import ClassStore
 from lnlab.core.errors import BusyError
 from lnlab.serving import heavy_work
 from lnlab.serving.database import URL_ENV, database_url
-from lnlab.serving.heavy_work import HeavyWorkLine, line_table, ordinal, seconds, waiting_text
+from lnlab.serving.heavy_work import (
+    HeavyWorkLine,
+    TrainingLine,
+    line_table,
+    ordinal,
+    seconds,
+    waiting_text,
+)
 
 
 @pytest.fixture
@@ -304,6 +311,88 @@ def test_the_line_has_its_own_table_beside_the_class_store(db_url: str) -> None:
     finally:
         line.close()
         store.close()
+
+
+# --- the line to train --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def make_training(db_url: str):
+    """TrainingLine(db_url, **settings), closed at the end of the test."""
+    lines: list[TrainingLine] = []
+
+    def make(**settings) -> TrainingLine:
+        lines.append(TrainingLine(db_url, **settings))
+        return lines[-1]
+
+    yield make
+    for line in lines:
+        line.close()
+
+
+def test_a_run_in_line_is_told_the_runs_ahead_of_it(make_training) -> None:
+    """The front's run expected 30 s when reckoned 10 s ago; two runs wait, of 12 s and 8 s: the
+    one behind them waits about 20 + 12 + 8 s. A front past its estimate counts as ending now."""
+    line = make_training()
+    rows = [
+        SimpleNamespace(owner="a", started_at=90.0, cost_s=30.0, costed_at=90.0),
+        SimpleNamespace(owner="b", started_at=None, cost_s=12.0, costed_at=95.0),
+        SimpleNamespace(owner="c", started_at=None, cost_s=8.0, costed_at=95.0),
+    ]
+    assert line.expected_s(rows, 1, 100.0) == pytest.approx(20.0)
+    assert line.expected_s(rows, 3, 100.0) == pytest.approx(40.0)
+    assert line.expected_s(rows, 2, 130.0) == pytest.approx(12.0)
+    assert line.expected_s([], 1, 100.0) == 0.0
+
+
+def test_the_estimates_in_the_training_line_are_kept_up_to_date(make_training) -> None:
+    """A waiter's beat writes its run's cost as it is now (the pace measured meanwhile); the
+    front's beat writes what its run has left: the waiter behind sees both."""
+    line, seen, log = make_training(lease_s=1.0), [], []  # a beat every 0.1 s
+    costs = {"b": 50.0, "c": 7.0}
+    with line.front("a", cost=lambda: 100.0) as turn:
+        b = waiter(line, "b", log, cost=lambda: costs["b"])
+        wait_until(lambda: line.place("b") == 1 or log)
+        assert not log
+        c = waiter(line, "c", [], cost=lambda: costs["c"], on_wait=lambda p, s: seen.append(s))
+        wait_until(lambda: line.place("c") == 2)
+        assert seen[0] == pytest.approx(150.0, abs=1.0)
+        turn.estimate(5.0)
+        costs["b"] = 10.0
+        wait_until(lambda: seen[-1] < 16.0)
+        assert seen[-1] == pytest.approx(15.0, abs=1.0)
+    b.join(10)
+    c.join(10)
+
+
+def test_the_training_line_refuses_past_its_cap_and_its_wait(make_training) -> None:
+    line, log = make_training(max_waiting=2), []
+    with line.front("a", cost=lambda: 100.0):
+        threads = [waiter(line, n, log, cost=lambda: 90.0) for n in "bc"]
+        wait_until(lambda: line.waiting() == 2)
+        full = pytest.raises(BusyError, match=r"2 runs are already waiting to train.*280 s")
+        with full, line.front("d", cost=lambda: 1.0):
+            pass
+    for thread in threads:
+        thread.join(10)
+    line = make_training()
+    with line.front("a", cost=lambda: 200.0):
+        long = pytest.raises(BusyError, match=r"line to train is about 200 s long, over the 150")
+        with long, line.front("b", cost=lambda: 1.0, max_wait_s=150.0):
+            pass
+        one = pytest.raises(BusyError, match="one run at a time for each visitor")
+        with one, line.front("a", cost=lambda: 1.0):
+            pass
+
+
+def test_the_training_line_has_its_own_table(make_training, make) -> None:
+    """A run waiting to train is not in the heavy-work line: a benchmark there goes first."""
+    training, heavy = make_training(), make()
+    with training.front("a", cost=lambda: 1.0), heavy.front("a"):
+        thread = waiter(training, "b", [], cost=lambda: 1.0)
+        wait_until(lambda: training.place("b") == 1)
+        assert heavy.waiting() == 0 and heavy.place("b") is None
+    thread.join(10)
 
 
 # --- the server's line and the texts -----------------------------------------------------------

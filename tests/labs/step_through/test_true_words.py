@@ -50,7 +50,9 @@ def test_torch_std_is_bigger_only_where_it_is():
     assert "bigger" not in constant and "here it prints 0, as Layer Norm's 0" in constant
     one = _section(_lesson([5.0]), "check").finding
     assert "bigger" not in one and "with $D = 1$ that is 0 / 0, NaN" in one
-    assert "so it prints a bigger number" in _section(_lesson([2.0, 4.0, 6.0, 8.0]), "check").finding
+    assert (
+        "so it prints a bigger number" in _section(_lesson([2.0, 4.0, 6.0, 8.0]), "check").finding
+    )
 
 
 def test_forgetting_epsilon_says_what_it_divides_by():

@@ -1,0 +1,213 @@
+"""Ten visitors press Train at once with different settings: `python -m bench.training_crowd`.
+
+Issue 38, item 5: ten visitors pinned to one server process pressing Train with different
+settings, none finished in 240 s; each was stuck near the start of its run and restarting.
+This drives the functions the page calls (lnlab.labs.training.worker.Lab.train, with the
+page's callbacks), no browser: VISITORS threads, one per visitor, each with its own seed, pressing
+Train 0.2 s apart, in one process with the server's one heavy-work worker and the line in a
+temporary SQLite file, as one server process of the app. Meanwhile a bystander presses the GPU
+page's Run (a CPU benchmark of BENCH_SHAPE) every few seconds, first with nobody training (its
+idle time), then beside the crowd.
+
+For each visitor it prints when its run finished (from its press), or how far it got by the
+limit and how often its progress went back (a training whose kept pieces were dropped starts
+again); the place and wait its progress bar showed on joining the line to train and SHOWN_AT_S
+later, against when its first step came; and the bystander's benchmark, press to result, idle
+and beside the crowd.
+
+The settings are smaller than the page's default (post-LN and pre-LN, 4 blocks x 100 steps:
+three trainings of about 400 blocks x steps, each more than one piece on a loaded machine),
+so that ten runs one after the other fit the script's few minutes on a shared 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+from bench.report import load_average, record
+from lnlab.core.errors import InputError
+from lnlab.labs.gpu import benchmark
+from lnlab.labs.training.config import TrainConfig
+from lnlab.labs.training.worker import Lab, Progress
+from lnlab.serving import worker
+from lnlab.serving.database import URL_ENV
+
+VISITORS = 10
+LIMIT_S = 240.0
+BENCH_SHAPE = (4, 512, 1024)
+BENCH_EVERY_S = 10.0  # the bystander's presses, beside the crowd
+SHOWN_AT_S = 30.0  # the wait shown this long after the press, once the pace has been measured
+
+
+class Gone(BaseException):
+    """What Streamlit raises in a script whose visitor left: here, the limit passed."""
+
+
+@dataclass
+class Visitor:
+    name: str
+    config: TrainConfig
+    pressed: float = 0.0
+    finished: float | None = None  # seconds from the press
+    error: str = ""
+    best: int = 0  # most steps reached
+    setbacks: int = 0  # times its progress went back (kept pieces dropped)
+    last: int = 0
+    shown: list[tuple[float, int, float | None]] = field(default_factory=list)  # while queued:
+    # (seconds from the press, place, expected wait) as the progress bar showed them
+    trained_at: float | None = None  # seconds from the press to its first step
+    texts: list[str] = field(default_factory=list)
+
+
+def crowd(lab: Lab, visitors: list[Visitor], limit_s: float, stop: threading.Event) -> None:
+    """Each visitor presses Train 0.2 s after the one before; all stop at `limit_s`."""
+    start = time.monotonic()
+
+    def check() -> None:
+        if stop.is_set() or time.monotonic() - start > limit_s:
+            raise Gone
+
+    def run(v: Visitor) -> None:
+        def on_progress(p: Progress) -> None:
+            check()
+            if p.done < v.last:
+                v.setbacks += 1
+            v.last, v.best = p.done, max(v.best, p.done)
+            if p.done and v.trained_at is None:
+                v.trained_at = time.monotonic() - v.pressed
+            if not v.texts or v.texts[-1] != p.text():
+                v.texts.append(p.text())
+            if getattr(p, "queued", False):  # waiting in the line to train (none before it)
+                v.shown.append((time.monotonic() - v.pressed, p.place, p.wait_s))
+
+        def on_wait(place: int, expected_s: float | None) -> None:
+            check()
+
+        v.pressed = time.monotonic()
+        try:
+            lab.train(v.config, v.name, on_progress, on_wait)
+            v.finished = time.monotonic() - v.pressed
+        except Gone:
+            v.error = "still running at the limit"
+        except InputError as err:
+            v.error = str(err)
+
+    threads = []
+    for v in visitors:
+        threads.append(threading.Thread(target=run, args=(v,), name=v.name))
+        threads[-1].start()
+        time.sleep(0.2)
+    for t in threads:
+        t.join()
+
+
+def press_benchmark(owner: str) -> float:
+    """The bystander's Run, press to result (the wait in line included)."""
+    start = time.perf_counter()
+    try:
+        benchmark.run_scale_up(*BENCH_SHAPE, "cpu", owner=owner)
+    except InputError as err:
+        print(f"benchmark refused: {err}")
+        return float("nan")
+    return time.perf_counter() - start
+
+
+def bystander(times: list[float], stop: threading.Event) -> None:
+    while not stop.wait(BENCH_EVERY_S):
+        times.append(press_benchmark("bystander"))
+
+
+def shown(seen: list[tuple[float, int, float | None]]) -> str:
+    """'3rd in line, about 40 s' (or '-': not waiting to train then)."""
+    if not seen:
+        return "-"
+    _, place, wait = seen[0]
+    return f"{place} in line" + (f", about {wait:.0f} s" if wait is not None else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--visitors", type=int, default=VISITORS)
+    parser.add_argument("--limit", type=float, default=LIMIT_S, help="seconds, then all stop")
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--variants", default="post,pre")
+    parser.add_argument("--label", default="", help="said in the title: before / after")
+    parser.add_argument(
+        "--database",
+        default="",
+        help="the line's database, to share it with another process running this (default: "
+        "a temporary SQLite file)",
+    )
+    parser.add_argument("--first-seed", type=int, default=100)
+    args = parser.parse_args()
+    variants = tuple(args.variants.split(","))
+    configs = [
+        TrainConfig(
+            variants=variants, layers=args.layers, steps=args.steps, seed=args.first_seed + k
+        )
+        for k in range(args.visitors)
+    ]
+    visitors = [Visitor(f"visitor {k + args.first_seed}", c) for k, c in enumerate(configs)]
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ[URL_ENV] = args.database or f"sqlite:///{folder}/line.db"
+        try:
+            benchmark.run_scale_up(1, 8, 16, "cpu", deadline_s=0.01)  # starts the worker
+            idle = [press_benchmark("bystander") for _ in range(3)]
+            lab = Lab()
+            stop, beside = threading.Event(), []
+            by = threading.Thread(target=bystander, args=(beside, stop))
+            by.start()
+            start = time.monotonic()
+            crowd(lab, visitors, args.limit, stop)
+            wall = time.monotonic() - start
+            stop.set()
+            by.join()
+        finally:
+            worker.HEAVY.stop()
+    total = configs[0].trained_runs * configs[0].steps
+    rows = [("visitor", "finished (s from press)", "steps reached", "setbacks",
+             "shown on joining", f"shown at {SHOWN_AT_S:g} s", "first step at (s)")]  # fmt: skip
+    for v in visitors:
+        rows.append(
+            (
+                v.name,
+                f"{v.finished:.1f}" if v.finished is not None else f"no: {v.error[:60]}",
+                f"{v.best} of {total}",
+                str(v.setbacks),
+                shown(v.shown[:1]),
+                shown([s for s in v.shown if s[0] >= SHOWN_AT_S][:1]),
+                f"{v.trained_at:.1f}" if v.trained_at is not None else "-",
+            )
+        )
+    done = sorted(v.finished for v in visitors if v.finished is not None)
+    bench = [t for t in beside if t == t]
+    for what, times in (("idle", idle), ("beside the crowd", bench)):
+        if times:
+            p50, most = f"p50 {statistics.median(times):.2f}", f"max {max(times):.2f}"
+            name = f"bystander's benchmark, {what}: press to result (s)"
+            rows.append((name, p50, most, f"n {len(times)}", "", "", ""))
+    c, seeds = configs[0], f"{args.first_seed}-{args.first_seed + args.visitors - 1}"
+    shared = " (the line shared with another)" if args.database else ""
+    record(
+        "training_crowd",
+        f"{args.visitors} visitors press Train at once{f' ({args.label})' if args.label else ''}",
+        rows,
+        f"{len(done)} of {args.visitors} runs finished within {args.limit:.0f} s (the crowd "
+        f"took {wall:.0f} s); each {'+'.join(c.variants)}, {c.layers} blocks x {c.steps} steps x "
+        f"{c.trained_runs} trainings, seeds {seeds}, pressed 0.2 s apart in one process{shared}. "
+        f"The bystander's benchmark {'x'.join(map(str, BENCH_SHAPE))} float32 on the CPU, "
+        f"pressed every {BENCH_EVERY_S:g} s beside the crowd. "
+        f"{load_average(load_before, os.getloadavg())}.",
+    )
+
+
+if __name__ == "__main__":
+    main()
