@@ -22,7 +22,8 @@ from lnlab.teach.lesson import Figure, Table
 from lnlab.ui import svg
 from lnlab.ui.page import presenting
 
-SLIDE_CHART_HEIGHT = 340  # px: a slide's chart beside its text, at 1024 x 768
+SLIDE_CHART_HEIGHT = 295  # px: a slide's chart beside its text and the row under it (the
+# table switch, "Interactive chart"), at 1024 x 768
 SLIDE_CHART_WIDTH = 640  # px: as wide as its column on a 1366 px projector, narrower below
 SLIDE_COLUMNS = 8  # a slide's table shows at most this many number columns
 SLIDE_FONT = {"font": 16, "title": 18, "ticks": 15, "cells": 16}  # px, on a projector

@@ -41,6 +41,7 @@ EXCEPTION = '[data-testid="stException"]'
 ERROR_ALERT = '[data-testid="stAlertContentError"]'  # st.error, and inside every exception
 PROBLEM_BOXES = f"{EXCEPTION}, {ERROR_ALERT}"
 PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
+FIGURE = "img.lnlab-figure"  # a lesson's chart as drawn: lnlab.ui.svg.picture
 PLOTLY_SVG = ".main-svg"
 SIDEBAR = '[data-testid="stSidebar"]'
 MAIN = '[data-testid="stMain"]'

@@ -113,6 +113,8 @@ def test_slides_downloads_and_a_class_run_under_the_policy(browser: Browser, pro
     try:
         page.goto(proxied + "/padding?v=1&section=5")  # a Plotly chart (the first two: the page's)
         wait_for_app(page)
+        page.get_by_role("button", name="Interactive chart").first.click()  # Plotly loads now
+        page.locator(PLOTLY_CHART).first.wait_for(timeout=60_000)
         assert_charts_drawn(page)
         page.locator(PLOTLY_CHART).first.hover()
         with page.expect_download() as chart:  # Plotly draws the PNG through data: and blob:

@@ -241,11 +241,9 @@ def _bessel_finding(n: dict[str, float]) -> str:
     apart = d > 1 and not constant
     factor = factor_text(pytorch / annotated, (annotated - pytorch) / annotated)
     return (
-        "`x.std()` divides the variance by $D - 1$ (Bessel's correction); nn.LayerNorm by "
-        "$D$. So the Annotated Transformer's σ is $\\sqrt{D/(D-1)}$ times PyTorch's: far apart "
-        "for small $D$, nearly equal at $D = 512$. It adds its ε (10⁻⁶) to that σ, PyTorch "
-        "its own (10⁻⁵) under the root: where σ² is small, PyTorch's ε weighs more than "
-        "Bessel's correction. "
+        "`x.std()` divides by $D - 1$ (Bessel's correction), nn.LayerNorm by $D$; the "
+        "Annotated Transformer adds its ε (10⁻⁶) to σ, PyTorch its own (10⁻⁵) under the root, "
+        "which outweighs Bessel's correction where σ² is small. "
         + claim(
             "conventions.bessel_nan",
             d == 1,
@@ -259,16 +257,14 @@ def _bessel_finding(n: dict[str, float]) -> str:
         + claim(
             "conventions.bessel_smaller",
             apart and annotated > pytorch,
-            "Here the Annotated Transformer divides by more, so its outputs are smaller: "
-            f"{factor} times PyTorch's.",
+            f"Here its outputs are smaller: {factor} times PyTorch's.",
             pytorch=pytorch,
             annotated=annotated,
         )
         + claim(
             "conventions.bessel_larger",
             apart and annotated < pytorch,
-            "Here PyTorch's ε weighs more: the Annotated Transformer divides by less, so "
-            f"its outputs are larger: {factor} times PyTorch's.",
+            f"Here PyTorch's ε weighs more, and its outputs are larger: {factor} times PyTorch's.",
             pytorch=pytorch,
             annotated=annotated,
         )

@@ -818,11 +818,11 @@ def _gap(lab: pad.PaddingLab, view: View) -> Section:
             "the steps add up, the running mean tends to the batch's μ and the running "
             "variance to the unbiased n/(n − 1)·σ², not the σ² training divides by"
             + _settles(running, lab.norms.naive_bn.count)
-            + " Real batches also differ from each other, and on text their statistics "
-            "fluctuate strongly (Shen et al., 2020, *PowerNorm*). Layer Norm normalizes the "
-            "same way in training and at inference."
+            + " Layer Norm normalizes the same way in training and at inference."
         ),
         finding=_steps_taken(running),
+        detail="Real batches also differ from each other, and on text their statistics "
+        "fluctuate strongly (Shen et al., 2020, *PowerNorm*).",
         numbers=(
             Metric("max |eval − train| after 1 step", float(running.gaps[0])),
             Metric(f"after {view.steps} steps", running.gap),
