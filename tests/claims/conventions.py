@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from claims.corpus import TOKENS, Tokens
-from lnlab.labs.conventions.cases import CHECK_CASES
+from lnlab.labs.conventions.cases import CHECK_CASES, CheckCase
 from lnlab.labs.conventions.checker import check_claims
 from lnlab.labs.conventions.compare import compare_axes, compare_conventions
 from lnlab.labs.conventions.lesson import slides
@@ -44,32 +44,28 @@ OWN = [
 ]
 
 
-@dataclass(frozen=True)
-class Printout:
-    """Numbers a tutorial printed for tokens x, as the checker's boxes take them."""
-
-    name: str
-    x: str
-    mean: str = ""
-    std: str = ""
-    var: str = ""
-    out: str = ""
-
-
 KERAS_100 = "100.1, 100.2, 100.3, 100.4"
 # Keras's float32 arithmetic, x * inv + (-mean * inv) with inv = 1 / √(var + 1e-3), printed
 # as NumPy prints float32: off from float64 by about 1e-4 (tests/labs/conventions/test_slack.py)
 KERAS_FLOAT32 = "-1.2908936, -0.43023682, 0.43041992, 1.2910767"
+
+
+def _printout(name: str, x: str, **claims: str) -> CheckCase:
+    """A printout of this test's own, as the checker's boxes take it (a tutorial's have
+    their source and title)."""
+    return CheckCase(name, name, "", x, **claims)
+
+
 PRINTOUTS = [
-    *(Printout(c.key, c.x, c.mean, c.std, c.var, c.out) for c in CHECK_CASES),
-    Printout("Keras float32 on 100.1 ... 100.4", KERAS_100, out=KERAS_FLOAT32),
-    Printout(
+    *CHECK_CASES,
+    _printout("Keras float32 on 100.1 ... 100.4", KERAS_100, out=KERAS_FLOAT32),
+    _printout(
         "Keras float32, one output wrong",
         KERAS_100,
         out=KERAS_FLOAT32.replace("1.2910767", "1.2810767"),
     ),
-    Printout("mean and std of 100.1 ... 100.4", KERAS_100, mean="100.25", std="0.1118"),
-    Printout(  # each claim holds, but under different conventions
+    _printout("mean and std of 100.1 ... 100.4", KERAS_100, mean="100.25", std="0.1118"),
+    _printout(  # each claim holds, but under different conventions
         "x.std() beside PyTorch's outputs",
         "2, 4, 6, 8",
         std="2.582",
@@ -83,10 +79,10 @@ class Case:
     """A token input with the printout the checker is given."""
 
     tokens: Tokens
-    printout: Printout
+    printout: CheckCase
 
     def __repr__(self) -> str:
-        return f"{self.tokens.name} / {self.printout.name}"
+        return f"{self.tokens.name} / {self.printout.key}"
 
 
 def cases() -> list[Case]:
@@ -198,7 +194,7 @@ def _readings(row: np.ndarray) -> dict[str, list[tuple[tuple[str, ...], float, f
     }
 
 
-def _held_under(p: Printout, room: float) -> list[set[str]]:
+def _held_under(p: CheckCase, room: float) -> list[set[str]]:
     """For each claim of the printout, the conventions it holds under, with `room` times the
     float32 slack (plus float32 storing the value itself)."""
     x = _rows(p.x)
