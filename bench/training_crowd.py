@@ -15,6 +15,11 @@ again); the place and wait its progress bar showed on joining the line to train 
 later, against when its first step came; and the bystander's benchmark, press to result, idle
 and beside the crowd.
 
+`--bench-device cuda` times the bystander's benchmark on the GPU (the trainings stay on the
+CPU, as the lab runs them; both still take turns in the one worker process), and `--piece-s`
+cuts the runs into shorter pieces than the lab's PIECE_S: what the bystander waits for is the
+piece under way.
+
 The settings are smaller than the page's default (post-LN and pre-LN, 4 blocks x 100 steps:
 three trainings of about 400 blocks x steps, each more than one piece on a loaded machine),
 so that ten runs one after the other fit the script's few minutes on a shared 2-core machine.
@@ -34,7 +39,7 @@ from bench.report import load_average, record
 from lnlab.core.errors import InputError
 from lnlab.labs.gpu import benchmark
 from lnlab.labs.training.config import TrainConfig
-from lnlab.labs.training.worker import Lab, Progress
+from lnlab.labs.training.worker import PIECE_S, Lab, Progress
 from lnlab.serving import worker
 from lnlab.serving.database import URL_ENV
 
@@ -107,20 +112,26 @@ def crowd(lab: Lab, visitors: list[Visitor], limit_s: float, stop: threading.Eve
         t.join()
 
 
-def press_benchmark(owner: str) -> float:
+def press_benchmark(owner: str, device: str, shape: tuple[int, int, int]) -> float:
     """The bystander's Run, press to result (the wait in line included)."""
     start = time.perf_counter()
     try:
-        benchmark.run_scale_up(*BENCH_SHAPE, "cpu", owner=owner)
+        benchmark.run_scale_up(*shape, device, owner=owner)
     except InputError as err:
         print(f"benchmark refused: {err}")
         return float("nan")
     return time.perf_counter() - start
 
 
-def bystander(times: list[float], stop: threading.Event) -> None:
-    while not stop.wait(BENCH_EVERY_S):
-        times.append(press_benchmark("bystander"))
+def bystander(
+    times: list[float],
+    stop: threading.Event,
+    device: str,
+    shape: tuple[int, int, int],
+    every_s: float,
+) -> None:
+    while not stop.wait(every_s):
+        times.append(press_benchmark("bystander", device, shape))
 
 
 def shown(seen: list[tuple[float, int, float | None]]) -> str:
@@ -146,7 +157,18 @@ def main() -> None:
         "a temporary SQLite file)",
     )
     parser.add_argument("--first-seed", type=int, default=100)
+    parser.add_argument("--bench-device", default="cpu", help="the bystander's: cpu, cuda")
+    parser.add_argument(
+        "--bench-shape",
+        default="x".join(map(str, BENCH_SHAPE)),
+        help="the bystander's benchmark, BATCHxSEQxFEATURES",
+    )
+    parser.add_argument(
+        "--piece-s", type=float, default=PIECE_S, help="a training piece's seconds at most"
+    )
+    parser.add_argument("--bench-every", type=float, default=BENCH_EVERY_S, help="seconds")
     args = parser.parse_args()
+    shape = tuple(int(n) for n in args.bench_shape.split("x"))
     variants = tuple(args.variants.split(","))
     configs = [
         TrainConfig(
@@ -159,11 +181,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         os.environ[URL_ENV] = args.database or f"sqlite:///{folder}/line.db"
         try:
-            benchmark.run_scale_up(1, 8, 16, "cpu", deadline_s=0.01)  # starts the worker
-            idle = [press_benchmark("bystander") for _ in range(3)]
-            lab = Lab()
+            benchmark.run_scale_up(1, 8, 16, args.bench_device, deadline_s=0.01)  # the worker
+            idle = [press_benchmark("bystander", args.bench_device, shape) for _ in range(3)]
+            lab = Lab(piece_s=args.piece_s)
             stop, beside = threading.Event(), []
-            by = threading.Thread(target=bystander, args=(beside, stop))
+            by = threading.Thread(
+                target=bystander,
+                args=(beside, stop, args.bench_device, shape, args.bench_every),
+            )
             by.start()
             start = time.monotonic()
             crowd(lab, visitors, args.limit, stop)
@@ -202,9 +227,10 @@ def main() -> None:
         rows,
         f"{len(done)} of {args.visitors} runs finished within {args.limit:.0f} s (the crowd "
         f"took {wall:.0f} s); each {'+'.join(c.variants)}, {c.layers} blocks x {c.steps} steps x "
-        f"{c.trained_runs} trainings, seeds {seeds}, pressed 0.2 s apart in one process{shared}. "
-        f"The bystander's benchmark {'x'.join(map(str, BENCH_SHAPE))} float32 on the CPU, "
-        f"pressed every {BENCH_EVERY_S:g} s beside the crowd. "
+        f"{c.trained_runs} trainings, seeds {seeds}, pressed 0.2 s apart in one process{shared}, "
+        f"pieces of at most {args.piece_s:g} s. "
+        f"The bystander's benchmark {args.bench_shape} float32 on {args.bench_device}, "
+        f"pressed every {args.bench_every:g} s beside the crowd. "
         f"{load_average(load_before, os.getloadavg())}.",
     )
 

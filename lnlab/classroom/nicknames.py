@@ -3,14 +3,16 @@
 A nickname is stored NFC-normalised (the same letters typed on two keyboards are the same
 text), trimmed, its runs of spaces (of any width) made one plain space, at most MAX_NICKNAME
 characters as a reader counts them (`characters`: a letter with its accents, an emoji sequence
-joined by zero-width joiners, a flag or a skin tone is one) and at most MAX_CODE_POINTS code
-points. It has no control or format characters except where an emoji sequence needs them (a
-zero-width joiner between two emoji, variation selectors, a subdivision flag's tags) or a
-joiner after a virama (Indic scripts), no character made to look blank (a Hangul filler), at
-most MAX_MARKS accents or other marks on one character and at most MAX_CLUSTER code points in
-one: issue 38 had 40 letters joined by zero-width joiners counted as one character and a "Z"
-with 99 combining marks, both shown on the roster. A right-to-left override could make a name
-read as another. It is never interpreted: pages show it as text.
+joined by zero-width joiners, a flag or a skin tone is one), at most MAX_WIDTH columns wide as
+a screen draws them (`width`: a Chinese character, a full-width letter or an emoji takes two,
+a ligature standing for a phrase such as U+FDFD as many as its letters), and at most
+MAX_CODE_POINTS code points. It has no control or format characters except where an emoji
+sequence needs them (a zero-width joiner between two emoji, variation selectors, a subdivision
+flag's tags) or a joiner after a virama (Indic scripts), no character made to look blank (a
+Hangul filler), at most MAX_MARKS accents or other marks on one character and at most
+MAX_CLUSTER code points in one: issue 38 had 40 letters joined by zero-width joiners counted
+as one character and a "Z" with 99 combining marks, both shown on the roster. A right-to-left
+override could make a name read as another. It is never interpreted: pages show it as text.
 
 `shown_apart` numbers names that a teacher could not tell apart on the roster: the same
 text, or text that only differs by case, accents, width or letters from another script that
@@ -25,8 +27,11 @@ from collections.abc import Sequence
 from lnlab.core.errors import InputError
 
 MAX_NICKNAME = 20  # characters as a reader counts them
-MAX_CODE_POINTS = 240  # 20 emoji families of 7 code points fit; storage stays bounded
+MAX_CODE_POINTS = 240  # 20 emoji families of 7 code points; storage stays bounded
 MAX_MARKS = 5  # on one character: Burmese stacks 4 (ချွေး), Tibetan 3, Hebrew with points 3
+MAX_WIDTH = 30  # columns (`width`): 20 Latin letters and 5 emoji, 15 Chinese characters; a
+# roster line or a picker's label never holds a name wider than half again the widest Latin one
+# (20 full-width letters were 40; one U+FDFD is 22)
 MAX_CLUSTER = 12  # code points in one character: the longest emoji sequences have 10 (a kiss
 # with two skin tones), a subdivision flag 7, a family 7
 
@@ -36,6 +41,10 @@ ZWJ = "\u200d"  # zero-width joiner: glues emoji into one (a family, a professio
 _EMOJI_FORMAT = {ZWJ, "\ufe0e", "\ufe0f"} | {chr(c) for c in range(0xE0020, 0xE0080)}
 _SKIN_TONES = {chr(c) for c in range(0x1F3FB, 0x1F400)}
 _REGIONAL = range(0x1F1E6, 0x1F200)  # two regional indicators make a flag
+# Characters drawn much wider than a letter that no width property says so of: the two-em and
+# three-em dashes, and U+FDFD, the 22 letters of a phrase in one glyph (with no compatibility
+# form to count, unlike U+FDFA's 18)
+_DRAWN_WIDE = {"\u2e3a": 2, "\u2e3b": 3, "\ufdfd": 22}
 # Characters drawn as nothing that are neither format characters nor spaces: the Hangul
 # fillers (a "blank" name in games), the blank Braille pattern, the combining grapheme joiner
 # and Khmer's two invisible vowels.
@@ -100,6 +109,11 @@ def check_nickname(nickname: object) -> str:
             raise NicknameError(f"an emoji in a nickname has at most {MAX_CLUSTER} parts")
     if len(clusters) > MAX_NICKNAME or len(nickname) > MAX_CODE_POINTS:
         raise NicknameError(f"a nickname has at most {MAX_NICKNAME} characters")
+    if sum(_width(cluster) for cluster in clusters) > MAX_WIDTH:
+        raise NicknameError(
+            f"this nickname is too wide to show: at most {MAX_NICKNAME} letters, or "
+            f"{MAX_WIDTH // 2} Chinese, Japanese or Korean characters or emoji"
+        )
     return nickname
 
 
@@ -120,6 +134,28 @@ def characters(text: str) -> list[str]:
 def visible_length(text: str) -> int:
     """How many characters a reader counts (`characters`)."""
     return len(characters(text))
+
+
+def width(text: str) -> int:
+    """How many columns a screen gives `text` (a Latin letter's width each; see _width)."""
+    return sum(_width(cluster) for cluster in characters(text))
+
+
+def _width(cluster: str) -> int:
+    """Columns of one character as a reader counts it, by its first code point: 2 for East
+    Asian wide and full-width characters (Unicode's East_Asian_Width W or F) and emoji (a
+    flag, a symbol shown as an emoji); as many as the letters a compatibility character
+    stands for when that is more (U+FDFA, one code point, is an 18-letter phrase; U+3392
+    "㎒" is "MHz"); _DRAWN_WIDE's as listed; else 1."""
+    first = cluster[0]
+    if first in _DRAWN_WIDE:
+        return _DRAWN_WIDE[first]
+    emoji = _pictographic(first) or ord(first) in _REGIONAL or "\ufe0f" in cluster
+    columns = 2 if emoji or unicodedata.east_asian_width(first) in ("W", "F") else 1
+    spelled = unicodedata.normalize("NFKC", first)
+    if len(spelled) > 1:
+        return max(columns, sum(_width(c) for c in spelled))
+    return columns
 
 
 def _mark(c: str) -> bool:

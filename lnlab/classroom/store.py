@@ -18,9 +18,11 @@ Rules the store enforces, whoever calls it:
   time is purged when the store opens, a class opens or ends, and a teacher lists reports;
 - a question's answers close when it is revealed;
 - caps that a real class never meets but a script does (`Limits`): live classes per server and
-  per browser, class starts and joins per network address, students per class, per browser
+  per browser, class starts and joins per network address (an IPv6 visitor's /64:
+  lnlab.serving.networks), joins per class and minute, students per class, per browser
   (one: the same browser rejoining is the same student) and per address, questions per class
-  and answers per student; each refusal says which cap and what to do;
+  and answers per student; each refusal says which cap and what to do, and a teacher who
+  taught a class here before starts one past the address's caps (`open_class`);
 - when the database is down, locked or full, a StoreDown (a ClassError) says so in words,
   with no host, port, path or traceback; nothing is half-stored (each call is a transaction).
 Nothing personal is stored: a student is a random id and an optional nickname (20 characters);
@@ -48,7 +50,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from lnlab.classroom.live import LiveQuestion
+from lnlab.classroom.live import LiveOption, LiveQuestion
 from lnlab.classroom.nicknames import MAX_NICKNAME, NicknameError, check_nickname
 from lnlab.classroom.report import Final, PastClass, Report, keep_days
 from lnlab.core.errors import InputError
@@ -83,6 +85,14 @@ class Limits:
     # behind one school router: 60 in a minute pass)
     students_per_address: int = 120  # in one class: a script behind one address never
     # fills a class (200)
+    joins_per_class: int = 75  # new students in one class in CLASS_JOIN_WINDOW_S, from every
+    # network together: a room of 60 arriving in the same minute (even the same second) passes;
+    # past it only a network that added none in that minute may add one (a latecomer on their
+    # own phone's network gets in), so a script joining fakes from many networks adds this
+    # many a minute and one per network more, while the teacher watches the roster
+    vouched_per_address: int = 10  # open classes started past the address's caps on a claim of
+    # a class taught before (`open_class`'s `taught`): a school's teachers start classes while a
+    # flood holds their address, and five addresses still hold at most (20 + 10) x 5 of 200
 
 
 START_WINDOW_S = 600.0  # starts_per_address counts this far back: a flood of starts from a
@@ -90,6 +100,13 @@ START_WINDOW_S = 600.0  # starts_per_address counts this far back: a flood of st
 UNTAUGHT_S = 30 * 60.0  # a class that no student joined and that asked nothing closes this
 # long after it opened: classes started by a script do not hold the server's places for hours
 JOIN_WINDOW_S = 60.0  # joins_per_address counts this far back
+CLASS_JOIN_WINDOW_S = 60.0  # joins_per_class counts this far back
+MAX_TAUGHT = 32  # claims of taught classes open_class looks at (a browser keeps 21: a class's
+# and 20 reports', lnlab.ui.claims)
+WAY_THROUGH = (
+    ". A teacher who taught a class with students here goes first: start it from the browser "
+    "you taught that class from"
+)
 
 
 class ClassError(InputError):
@@ -158,6 +175,28 @@ class Pulse:
 
 
 CLOSED = Pulse(None, False, 0, 0, False)
+
+
+@dataclass(frozen=True)
+class Board:
+    """What every device of a class shows now, read in one transaction: the pulse, and the
+    question asked now (None before the first and once the class has closed). A phone draws
+    the question from it (lnlab.ui.server.pulse) without a script run."""
+
+    pulse: Pulse
+    posed: Posed | None
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A student as the teacher's page lists them (`seats`): a handle that names them to
+    `remove_student` without giving their id away (its holder could act as the student), the
+    nickname ("" without one) and when they joined (the clock's seconds: a burst of fakes
+    shows as many joins in the same seconds)."""
+
+    handle: str
+    nickname: str
+    joined_at: float
 
 
 @dataclass(frozen=True)
@@ -230,6 +269,7 @@ classes = sa.Table(
     sa.Column("browser", sa.Text),  # the opener's browser (_browser)
     sa.Column("address", sa.Text),  # the opener's network address (keyed digest)
     sa.Column("joining_closed", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("vouched_by", sa.Text),  # the taught class whose claim let it open (open_class)
 )
 students = sa.Table(
     "students",
@@ -277,6 +317,7 @@ reports = sa.Table(  # a closed class's report (lnlab.classroom.report)
     sa.Column("teacher_digest", sa.Text, nullable=False),
     sa.Column("opened_at", sa.Float, nullable=False),
     sa.Column("ended_at", sa.Float, nullable=False),
+    sa.Column("vouched", sa.Integer, nullable=False, server_default="0"),  # opened on a claim
 )
 report_students = sa.Table(
     "report_students",
@@ -432,6 +473,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # version 6: the teacher can close joining (and remove students: no schema needed)
         "ALTER TABLE classes ADD COLUMN joining_closed INTEGER NOT NULL DEFAULT 0",
     ),
+    (  # version 7: classes opened on a claim of a class taught before (open_class's `taught`)
+        "ALTER TABLE classes ADD COLUMN vouched_by TEXT",
+        "ALTER TABLE reports ADD COLUMN vouched INTEGER NOT NULL DEFAULT 0",
+    ),
 )
 
 
@@ -478,6 +523,21 @@ def _guarded(method: Callable) -> Callable:
     return call
 
 
+def _changes(method: Callable) -> Callable:
+    """A store method that changes what a class's devices show: once it has returned (its
+    transaction committed), this process's listeners hear the class's code (`listen`), so the
+    devices waiting on its pulse are answered at once instead of at the next read."""
+
+    @functools.wraps(method)
+    def call(self: ClassStore, code: str, *args, **kwargs):
+        result = method(self, code, *args, **kwargs)
+        if result is not False:  # an answer not stored changed nothing
+            self._changed(code)
+        return result
+
+    return call
+
+
 def _minutes(seconds: float) -> str:
     minutes = max(1, int(seconds // 60) + (seconds % 60 > 0))
     return "1 minute" if minutes == 1 else f"{minutes} minutes"
@@ -510,12 +570,30 @@ class ClassStore:
         self._insert_report = _insert(self._db.engine)(reports)
         self.migrate()
         self._key = self._address_key()
+        self._listeners: list[Callable[[str], None]] = []
         with self._db.write() as conn:
             self._purge(conn, self.clock())
 
     def close(self) -> None:
         """Close the store's connections (the data stays in the database)."""
         self._db.close()
+
+    def listen(self, heard: Callable[[str], None]) -> None:
+        """Call `heard(code)` after every change this process makes to a class's board (a
+        question asked or revealed, an answer, a join, the class ended). Other processes'
+        changes are not heard: their readers find them at the next read."""
+        self._listeners.append(heard)
+
+    def _changed(self, code: str) -> None:
+        try:
+            code = normalize_code(code)
+        except ClassError:
+            return
+        for heard in list(self._listeners):
+            try:
+                heard(code)
+            except Exception:  # a listener's failure is never the store's caller's
+                log.exception("class store: a listener failed")
 
     # --- transactions and schema -------------------------------------------------------------
 
@@ -636,11 +714,21 @@ class ClassStore:
 
     @_guarded
     def open_class(
-        self, now: float | None = None, *, browser: str = "", address: str = ""
+        self,
+        now: float | None = None,
+        *,
+        browser: str = "",
+        address: str = "",
+        taught: Sequence[tuple[str, str]] = (),
     ) -> NewClass:
         """A new class with a fresh code and teacher secret, opened from `browser` (the
         browser's own random id) and network `address` ("" when unknown, as on this machine
-        itself: no per-address cap then); closed classes are purged first."""
+        itself: no per-address cap then); closed classes are purged first.
+
+        `taught`: the (code, teacher secret) claims the browser keeps of classes it taught
+        (lnlab.ui.claims). When the address's caps refuse (issue 38: a script's starts held a
+        school's teachers back), one of them opens the class anyway (`_vouch`): a teacher who
+        taught here goes first, on an allowance that nobody else's starts use up."""
         now = self.clock() if now is None else now
         mine, where = _browser(browser), self._address(address)
         limits = self.limits
@@ -660,25 +748,11 @@ class ClassStore:
                     f"this browser already has {limits.classes_per_browser} classes open, the "
                     "limit: end one first (End class, on the Class page)"
                 )
-            if address and self._arrived(conn, "start", where, START_WINDOW_S) >= (
-                limits.starts_per_address
-            ):
-                oldest = self._oldest_arrival(conn, "start", where, START_WINDOW_S)
-                wait = _minutes(oldest + START_WINDOW_S - now)
-                raise ClassError(
-                    f"{limits.starts_per_address} classes were started from your network in "
-                    f"the last {_minutes(START_WINDOW_S)}, the limit; try again in {wait}"
-                )
-            mine_here = classes.c.address == where
-            if address and self._count(conn, classes, live, mine_here) >= limits.open_per_address:
-                soonest = conn.execute(
-                    sa.select(sa.func.min(classes.c.expires_at)).where(live, mine_here)
-                ).scalar()
-                raise ClassError(
-                    f"{limits.open_per_address} classes are open from your network, the most "
-                    f"one network may hold; one closes within {_minutes(soonest - now)} (a "
-                    f"class nobody joins closes {_minutes(UNTAUGHT_S)} after it opened)"
-                )
+            vouched_by = None
+            if address and (refused := self._address_full(conn, where, now)):
+                vouched_by = self._vouch(conn, taught, where, now)
+                if vouched_by is None:
+                    raise ClassError(refused + WAY_THROUGH)
             secret = secrets.token_urlsafe(24)
             while True:
                 code = new_code()
@@ -695,10 +769,85 @@ class ClassStore:
                     ends_by=now + CLASS_HOURS * 3600,
                     browser=mine,
                     address=where,
+                    vouched_by=vouched_by,
                 )
             )
             conn.execute(arrivals.insert().values(kind="start", address=where, at=now))
         return NewClass(code, secret, now + IDLE_HOURS * 3600)
+
+    def _address_full(self, conn: Connection, where: str, now: float) -> str | None:
+        """Why the caps of network `where` refuse a new class (None: they do not): its starts
+        in START_WINDOW_S, or its open classes (those opened on a claim apart: `_vouch`)."""
+        limits = self.limits
+        if self._arrived(conn, "start", where, START_WINDOW_S) >= limits.starts_per_address:
+            oldest = self._oldest_arrival(conn, "start", where, START_WINDOW_S)
+            wait = _minutes(oldest + START_WINDOW_S - now)
+            return (
+                f"{limits.starts_per_address} classes were started from your network in "
+                f"the last {_minutes(START_WINDOW_S)}, the limit; try again in {wait}"
+            )
+        mine_here = (
+            classes.c.expires_at > now,
+            classes.c.address == where,
+            classes.c.vouched_by.is_(None),
+        )
+        if self._count(conn, classes, *mine_here) < limits.open_per_address:
+            return None
+        soonest = conn.execute(sa.select(sa.func.min(classes.c.expires_at)).where(*mine_here))
+        return (
+            f"{limits.open_per_address} classes are open from your network, the most one "
+            f"network may hold; one closes within {_minutes(soonest.scalar() - now)} (a class "
+            f"nobody joins closes {_minutes(UNTAUGHT_S)} after it opened)"
+        )
+
+    def _vouch(
+        self, conn: Connection, taught: Sequence[tuple[str, str]], where: str, now: float
+    ) -> str | None:
+        """The code of the first claim in `taught` that lets its browser open a class past
+        the caps of its network `where`, or None. A claim does when its secret is the class's,
+        the class (open, or closed with its report kept) had a student, was not itself opened
+        on a claim (a script cannot breed claims from claims) and has no class of its claim
+        open now; and the network has fewer than `vouched_per_address` classes open on claims
+        (else ClassError). What a script can do with it is bounded by the real classes with
+        students it started within the caps first."""
+        wanted: dict[str, str] = {}
+        for claim in taught[:MAX_TAUGHT]:
+            if isinstance(claim, tuple) and len(claim) == 2:
+                code, secret = claim
+                if isinstance(code, str) and len(code) == CODE_LENGTH and isinstance(secret, str):
+                    wanted.setdefault(code, _digest(secret))
+        if not wanted:
+            return None
+        joined = sa.select(students.c.code).where(students.c.code == classes.c.code)
+        seated = sa.select(report_students.c.code).where(report_students.c.code == reports.c.code)
+        in_class = sa.select(classes.c.code, classes.c.teacher_digest).where(
+            classes.c.code.in_(wanted), classes.c.vouched_by.is_(None), joined.exists()
+        )
+        in_report = sa.select(reports.c.code, reports.c.teacher_digest).where(
+            reports.c.code.in_(wanted),
+            reports.c.vouched == 0,
+            reports.c.ended_at > now - self.keep_reports_s,
+            seated.exists(),
+        )
+        found = conn.execute(sa.union_all(in_class, in_report)).all()
+        good = [code for code, digest in found if secrets.compare_digest(digest, wanted[code])]
+        live = classes.c.expires_at > now
+        busy = set(
+            conn.execute(
+                sa.select(classes.c.vouched_by).where(live, classes.c.vouched_by.in_(good))
+            ).scalars()
+        )
+        free = [code for code in wanted if code in good and code not in busy]  # claims' order
+        if not free:
+            return None
+        on_claims = (live, classes.c.address == where, classes.c.vouched_by.is_not(None))
+        if self._count(conn, classes, *on_claims) >= self.limits.vouched_per_address:
+            raise ClassError(
+                f"{self.limits.vouched_per_address} classes are open from your network that "
+                "teachers who taught here before started past its limits, the most it may "
+                "hold: end one of them, or try again when one closes"
+            )
+        return free[0]
 
     def _purge(self, conn: Connection, now: float) -> None:
         """Report the classes that closed since, then delete what is past its time: reports
@@ -745,6 +894,7 @@ class ClassStore:
             teacher_digest=row.teacher_digest,
             opened_at=row.created_at,
             ended_at=ended_at,
+            vouched=int(row.vouched_by is not None),
         )
         if conn.execute(made.on_conflict_do_nothing().returning(reports.c.code)).first() is None:
             return
@@ -775,6 +925,7 @@ class ClassStore:
             if rows:  # executemany: one statement for all
                 conn.execute(table.insert(), [{"code": row.code} | r for r in rows])
 
+    @_changes
     @_guarded
     def end_class(self, code: str, teacher_secret: str) -> None:
         """End a class now, for everyone (frees its slot under the caps); its report is kept."""
@@ -795,6 +946,7 @@ class ClassStore:
         with self._db.write() as conn:
             self._active(conn, self._teacher(conn, code, teacher_secret, "keep it open"))
 
+    @_changes
     @_guarded
     def pose(self, code: str, teacher_secret: str, question: LiveQuestion) -> None:
         """Make `question` the class's current one; re-posing a qid keeps its answers and reveal."""
@@ -827,6 +979,7 @@ class ClassStore:
             )
             self._active(conn, row)
 
+    @_changes
     @_guarded
     def reveal(self, code: str, teacher_secret: str, qid: str) -> None:
         """Show the class the answer to `qid`: its answers close, and students' scores count
@@ -871,6 +1024,7 @@ class ClassStore:
             current = self._current(conn, row)
             return Teaching(row.code, row.expires_at, joined, current, not row.joining_closed)
 
+    @_changes
     @_guarded
     def set_joining(self, code: str, teacher_secret: str, open_: bool) -> None:
         """Let new students join, or not (those who joined stay, and can rejoin)."""
@@ -883,19 +1037,19 @@ class ClassStore:
             )
 
     @_guarded
-    def seats(self, code: str, teacher_secret: str) -> list[tuple[str, str]]:
-        """(handle, nickname) of every student, in the order they joined: the handle names a
-        student to `remove_student` without giving their id (which would let its holder act
-        as that student) away."""
+    def seats(self, code: str, teacher_secret: str) -> list[Seat]:
+        """Every student (`Seat`: handle, nickname, when they joined), in the order they
+        joined."""
         with self._db.read() as conn:
             row = self._teacher(conn, code, teacher_secret, "see who joined")
             found = conn.execute(
-                sa.select(students.c.student_id, students.c.nickname)
+                sa.select(students.c.student_id, students.c.nickname, students.c.joined_at)
                 .where(students.c.code == row.code)
                 .order_by(students.c.joined_at, students.c.student_id)
             ).all()
-            return [(_handle(r.student_id), r.nickname) for r in found]
+            return [Seat(_handle(r.student_id), r.nickname, r.joined_at) for r in found]
 
+    @_changes
     @_guarded
     def remove_student(self, code: str, teacher_secret: str, handle: str) -> bool:
         """Take a student (a fake one, say) and their answers out of the class; False when
@@ -966,6 +1120,7 @@ class ClassStore:
             joined = self._count(conn, students, students.c.code == row.code)
         return ClassInfo(row.code, row.expires_at, joined)
 
+    @_changes
     @_guarded
     def join(
         self,
@@ -1037,8 +1192,19 @@ class ClassStore:
                     f"{limits.joins_per_address} students joined from your network in the last "
                     "minute, the limit; wait a minute and press Join again"
                 )
-            new_id = secrets.token_urlsafe(16)
             now = self.clock()
+            lately = (here, students.c.joined_at > now - CLASS_JOIN_WINDOW_S)
+            if (
+                address
+                and self._count(conn, students, *lately) >= limits.joins_per_class
+                and self._count(conn, students, *lately, students.c.address == where)
+            ):
+                raise ClassError(
+                    f"{limits.joins_per_class} students joined class {display_code(row.code)} "
+                    "in the last minute, the most a class takes in a minute from networks "
+                    "that already joined it; wait a minute and press Join again"
+                )
+            new_id = secrets.token_urlsafe(16)
             conn.execute(
                 students.insert().values(
                     code=row.code,
@@ -1085,36 +1251,56 @@ class ClassStore:
         is unknown or has ended (ClassError only for a code that cannot be one)."""
         code = normalize_code(code)
         with self._db.read() as conn:
-            try:
-                row = self._class(conn, code)
-            except ClassError:
-                return CLOSED
-            joined = self._count(conn, students, students.c.code == code)
-            if row.current_qid is None:
-                return Pulse(None, False, 0, joined, True)
-            revealed = conn.execute(
-                sa.select(questions.c.revealed).where(
-                    questions.c.code == code, questions.c.qid == row.current_qid
-                )
-            ).scalar()
-            answered = self._count(
-                conn, answers, answers.c.code == code, answers.c.qid == row.current_qid
+            return self._pulse(conn, code)
+
+    def _pulse(self, conn: Connection, code: str) -> Pulse:
+        try:
+            row = self._class(conn, code)
+        except ClassError:
+            return CLOSED
+        joined = self._count(conn, students, students.c.code == code)
+        if row.current_qid is None:
+            return Pulse(None, False, 0, joined, True)
+        revealed = conn.execute(
+            sa.select(questions.c.revealed).where(
+                questions.c.code == code, questions.c.qid == row.current_qid
             )
-            return Pulse(row.current_qid, bool(revealed), answered, joined, True)
+        ).scalar()
+        answered = self._count(
+            conn, answers, answers.c.code == code, answers.c.qid == row.current_qid
+        )
+        return Pulse(row.current_qid, bool(revealed), answered, joined, True)
+
+    @_guarded
+    def board(self, code: str) -> Board:
+        """The class's pulse and the question asked now, in one transaction (CLOSED and no
+        question for a class unknown or ended; ClassError only for a code that cannot be one)."""
+        code = normalize_code(code)
+        with self._db.read() as conn:
+            pulse = self._pulse(conn, code)
+            if pulse.qid is None:
+                return Board(pulse, None)
+            question = self._question(conn, code, pulse.qid)
+            return Board(pulse, Posed(_question_from(question.body), pulse.revealed))
 
     @_guarded
     def follow(self, code: str, student_id: str) -> Following:
         """`current`, `my_answer` for the current question and `score`, in one transaction: what
-        a student's device draws, each time the class changes (lnlab.ui.pulse)."""
+        a student's device draws, each time the class changes (lnlab.ui.pulse). ClassError for
+        a student not in the class (never joined, or removed by the teacher)."""
         with self._db.read() as conn:
             row = self._class(conn, code)
+            if self._student(conn, row.code, student_id) is None:
+                raise ClassError("join the class first (your place in it was not found)")
             posed = self._current(conn, row)
             mine = self._my_answer(conn, row, student_id, posed.question.qid) if posed else None
             return Following(posed, mine, *self._score(conn, row, student_id))
 
+    @_changes
     @_guarded
-    def answer(self, code: str, student_id: str, qid: str, option: str) -> bool:
-        """Record the student's first answer to the current question `qid`.
+    def answer(self, code: str, student_id: str, qid: str, option: str | int) -> bool:
+        """Record the student's first answer to the current question `qid`: `option` is the
+        option's text, or its place (0, 1, ...) as a phone drawing the question sends it.
 
         False when the student has already answered it or it is not the current question;
         ClassError for an unknown student, an option the question does not have, a question
@@ -1140,7 +1326,7 @@ class ClassStore:
                     "the teacher has revealed the answer, so answers to this question are "
                     "closed; wait for the next question"
                 )
-            chosen = _question_from(row.body).option(option) if isinstance(option, str) else None
+            chosen = _chosen(_question_from(row.body), option)
             if chosen is None:
                 raise ClassError("that is not one of this question's options")
             if row.given >= self.limits.answers:
@@ -1313,6 +1499,15 @@ class ClassStore:
         with self._db.write() as conn:
             row = self._report_row(conn, code, teacher_secret, "delete its report")
             self._delete(conn, REPORT_TABLES + LIVE_TABLES, [row.code])
+
+
+def _chosen(question: LiveQuestion, option: object) -> LiveOption | None:
+    """The option `option` names: its text, or its place in the question (not a bool)."""
+    if isinstance(option, str):
+        return question.option(option)
+    if isinstance(option, int) and not isinstance(option, bool):
+        return question.options[option] if 0 <= option < len(question.options) else None
+    return None
 
 
 def _why_closed(row: sa.Row) -> str:

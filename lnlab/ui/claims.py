@@ -21,20 +21,20 @@ a session, what was written lives in session state.
 from __future__ import annotations
 
 import html
-import os
 import re
 import secrets
 from dataclasses import dataclass, field
 
 import streamlit as st
 
+from lnlab.serving.networks import TRUSTED_PROXIES_ENV as TRUSTED_PROXIES_ENV  # noqa: F401
+from lnlab.serving.networks import visitor
 from lnlab.ui import state
 
 BROWSER_COOKIE = "lnlab_browser"
 TEACHER_COOKIE = "lnlab_teacher"
 REPORTS_COOKIE = "lnlab_reports"
 MAX_REPORT_CLAIMS = 20  # 20 claims of 42 characters: well under a cookie's 4 kB
-TRUSTED_PROXIES_ENV = "LNLAB_TRUSTED_PROXIES"  # addresses of proxies whose X-Forwarded-For counts
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _CLAIM = re.compile(r"([2-9A-Z]{9})\.([A-Za-z0-9_-]{8,64})")
 DAY_S = 24 * 3600  # the browser id's life: a class lasts at most CLASS_HOURS = 24
@@ -123,6 +123,14 @@ def report_claims() -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in found if m][:MAX_REPORT_CLAIMS]
 
 
+def taught() -> list[tuple[str, str]]:
+    """(code, secret) of each class this browser taught that it still keeps a claim of: the
+    class it teaches, then its reports'. A teacher's way past a flood of class starts from
+    their network (lnlab.classroom.store.ClassStore.open_class)."""
+    teaching = teacher_claim()
+    return [teaching, *report_claims()] if teaching else report_claims()
+
+
 def keep_report_claim(code: str, secret: str, seconds: float) -> None:
     """This browser may open class `code`'s report for the next `seconds` (its class's last
     possible hour and the report's keeping time); it goes first in the list."""
@@ -146,17 +154,11 @@ def _write_report_claims(claims: list[tuple[str, str]], seconds: float) -> None:
 
 
 def client_address() -> str:
-    """The visitor's network address: the connection's, or behind a proxy on this machine (or
-    one named in $LNLAB_TRUSTED_PROXIES) the address the proxy saw, the last X-Forwarded-For
-    entry. "" when unknown."""
+    """The visitor's network as the per-address limits count it (lnlab.serving.networks: an
+    IPv6 visitor's /64), from the connection or the proxy in front; "" when unknown."""
     try:
-        direct = st.context.ip_address or ""
+        direct = st.context.ip_address
         forwarded = st.context.headers.get("X-Forwarded-For", "")
     except Exception:  # no request behind this run (AppTest)
         return ""
-    direct = direct if isinstance(direct, str) else ""
-    forwarded = forwarded if isinstance(forwarded, str) else ""
-    trusted = {a.strip() for a in os.environ.get(TRUSTED_PROXIES_ENV, "").split(",") if a.strip()}
-    if forwarded and (not direct or direct in trusted):  # no direct address: loopback
-        return forwarded.split(",")[-1].strip()[:64]
-    return direct[:64]
+    return visitor(direct, forwarded)

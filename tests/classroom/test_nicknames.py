@@ -14,11 +14,13 @@ from lnlab.classroom.nicknames import (
     MAX_CODE_POINTS,
     MAX_MARKS,
     MAX_NICKNAME,
+    MAX_WIDTH,
     NicknameError,
     characters,
     check_nickname,
     shown_apart,
     visible_length,
+    width,
 )
 
 
@@ -50,7 +52,7 @@ def test_emoji_sequences_count_as_one_character(name: str, length: int) -> None:
 
 def test_nicknames_are_normalised_and_trimmed() -> None:
     assert check_nickname("  Zoe\u0301 ") == "Zoé"  # NFC: one code point, as typed elsewhere
-    assert check_nickname("👨\u200d👩\u200d👧\u200d👦" * MAX_NICKNAME)  # 20 families fit
+    assert check_nickname("👨\u200d👩\u200d👧\u200d👦" * (MAX_WIDTH // 2))  # 15 families fit
     assert check_nickname("Ana \u3000\u2003 Bo\u00a0Li") == "Ana Bo Li"  # spaces of any width
 
 
@@ -69,6 +71,7 @@ def test_whatever_is_kept_is_within_every_cap(name: str) -> None:
     except NicknameError:
         return
     assert visible_length(kept) <= MAX_NICKNAME and len(kept) <= MAX_CODE_POINTS
+    assert width(kept) <= MAX_WIDTH
     for character in characters(kept):
         assert len(character) <= MAX_CLUSTER
         assert sum(unicodedata.category(c).startswith("M") for c in character) <= MAX_MARKS
@@ -105,6 +108,39 @@ def test_whatever_is_kept_is_within_every_cap(name: str) -> None:
 def test_bad_nicknames_say_why(name: object, message: str) -> None:
     with pytest.raises(NicknameError, match=message):
         check_nickname(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "columns"),
+    [
+        ("Ana", 3),
+        ("李小龙", 6),  # East Asian wide: 2 each
+        ("한국어", 6),
+        ("Ｚｏｅ", 6),  # full-width letters
+        ("ｱｲｳ", 3),  # half-width katakana: 1 each
+        ("😀", 2),
+        ("👨\u200d👩\u200d👧", 2),  # one character, drawn as one emoji
+        ("🇫🇷", 2),  # a flag
+        ("❤\ufe0f", 2),  # a symbol shown as an emoji
+        ("e\u0301", 1),  # a letter with its accent
+        ("\u3392", 3),  # ㎒: "MHz" in one code point
+        ("\ufdfa", 18),  # an 18-letter phrase in one ligature
+        ("\ufdfd", 22),  # the bismillah: no compatibility form, listed
+        ("\u2e3b", 3),  # the three-em dash
+    ],
+)
+def test_width_counts_columns_as_a_screen_draws_them(name: str, columns: int) -> None:
+    assert width(name) == columns
+
+
+def test_a_nickname_is_at_most_so_wide() -> None:
+    """Issue 38's note: one code point (U+FDFD) could be drawn as wide as a sentence, and 20
+    wide characters took twice a Latin name's room."""
+    assert check_nickname("李" * (MAX_WIDTH // 2)) and check_nickname("x" * MAX_NICKNAME)
+    assert check_nickname("Ana " + "😀" * 5) and check_nickname("\ufdfd")
+    for wide in ("李" * (MAX_WIDTH // 2 + 1), "Ｚ" * MAX_NICKNAME, "\ufdfd" * 2, "😀" * 16):
+        with pytest.raises(NicknameError, match="too wide to show: at most 20 letters, or 15"):
+            check_nickname(wide)
 
 
 def test_look_alikes_are_shown_apart() -> None:

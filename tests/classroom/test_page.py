@@ -401,6 +401,28 @@ def test_start_end_start_from_one_browser_meets_the_per_address_limit(limited):
     assert "try again in 10 minutes" in at.error[0].value
 
 
+def test_a_teacher_who_taught_here_starts_past_a_script_s_starts(limited):
+    """Issue 38: a script's starts held a school's teachers back. The refusal says the way
+    through, and the browser that taught a class with students here (its report's claim)
+    starts one."""
+    taught = limited.open_class(address="203.0.113.5")
+    limited.join(taught.code, browser="a-student-browser-01", address="203.0.113.5")
+    limited.end_class(taught.code, taught.teacher_secret)
+    for _ in range(2):  # the script's: the network's 3 starts are used up
+        limited.open_class(address="203.0.113.5")
+    stranger = _browser(page_test(PAGE), "a-new-browser-0001").run()
+    stranger.button(key="live_start").click().run()
+    assert _class(stranger).teacher is None
+    assert "A teacher who taught a class with students here goes first" in stranger.error[0].value
+    at = _browser(page_test(PAGE), "the-teacher-browser-1")
+    written = state.of(claims.Cookies, at.session_state).written
+    written[claims.REPORTS_COOKIE] = f"{taught.code}.{taught.teacher_secret}"
+    at.run()
+    at.button(key="live_start").click().run()
+    assert not at.exception and not at.error
+    assert _class(at).teacher is not None
+
+
 def test_one_browser_joining_again_and_again_is_one_student(limited):
     new = limited.open_class()
     at = _browser(page_test(PAGE, {"join": new.code}), "one-script-browser-01").run()
@@ -562,7 +584,11 @@ def test_the_teacher_removes_a_fake_student_and_closes_joining(classes):
     time.sleep(0.01)  # joined_at orders the roster
     classes.join(teacher.code, nickname="spam", browser="phone-spam-browser")
     at.run()
-    at.multiselect(key="live_remove_pick").select("spam").run()
+    pick = at.multiselect(key="live_remove_pick")
+    assert [o.split(" · joined ")[0] for o in pick.options] == ["Ada", "spam"]  # who, and when
+    assert all(re.fullmatch(r".* · joined \d\d:\d\d:\d\d", o) for o in pick.options)
+    assert "in the last minute" in _texts(at)
+    pick.select(pick.options[1]).run()
     at.button(key="live_remove").click().run()
     assert not at.exception
     assert classes.roster(teacher.code, teacher.secret) == ["Ada"]

@@ -64,8 +64,9 @@ def test_local_config_is_valid_haproxy(tmp_path):
         "option httpchk",
         f"http-check send meth GET uri {HEALTH}",
         "http_req_rate(10s),conn_rate(10s)",
-        "http-request track-sc2 src,concat(/,txn.browser) table browsers if websocket",
-        "http-request track-sc1 src table websockets if websocket browser",
+        "tcp-request connection track-sc0 src,ipmask(32,64)",  # an IPv6 visitor: its /64
+        "http-request track-sc2 src,ipmask(32,64),concat(/,txn.browser) table browsers if",
+        "http-request track-sc1 src,ipmask(32,64) table websockets if websocket browser",
         "option redispatch 1",
         "server app3 127.0.0.1:8503 cookie app3 check",
         "http-after-response set-header Referrer-Policy no-referrer",

@@ -35,11 +35,13 @@ HAPROXY = os.environ.get("LNLAB_HAPROXY", "/usr/sbin/haproxy")
 MAX_OPEN = 40  # per address, low so that the test reaches it quickly
 SLOW_FROM, BYSTANDER_FROM = "127.0.0.5", "127.0.0.6"
 SECURITY_HEADERS = {name.lower() for name, _ in haproxy.security_headers()}
+LIMITS = haproxy.Limits(max_open_per_client=MAX_OPEN)
 
 
 @dataclass
 class Proxy:
     port: int
+    app_port: int = 0  # the stand-in app's, for another proxy in front of it
     seen: list[str] = field(default_factory=list)  # the paths the app was asked
 
 
@@ -68,12 +70,18 @@ def _started(process: subprocess.Popen, port: int, what: str, timeout_s: float =
             time.sleep(0.05)
 
 
-def _haproxy(tmp_path: Path, port: int, app_port: int) -> subprocess.Popen:
+def _haproxy(
+    tmp_path: Path,
+    port: int,
+    app_port: int,
+    limits: haproxy.Limits = LIMITS,
+    bind_options: str = "",
+) -> subprocess.Popen:
     config = haproxy.render(
-        bind=f"127.0.0.1:{port}",
+        bind=f"127.0.0.1:{port}{bind_options}",
         socket_path=str(tmp_path / "haproxy.sock"),
         servers=haproxy.local_servers([app_port]),
-        limits=haproxy.Limits(max_open_per_client=MAX_OPEN),
+        limits=limits,
     )
     (tmp_path / "haproxy.cfg").write_text(config)
     log = (tmp_path / "haproxy.log").open("wb")
@@ -95,7 +103,7 @@ def proxy(tmp_path_factory) -> Iterator[Proxy]:
             made.seen.append(scope["path"])
         await Headers(StepRoute(_page))(scope, receive, send)
 
-    app_port = free_port()
+    app_port = made.app_port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=app_port, log_level="warning", lifespan="off")
     )
@@ -231,14 +239,20 @@ def _browser_cookie(port: int, source: str) -> str:
     return cookie
 
 
-def _handshakes(port: int, source: str, cookie: str | None, count: int) -> list[int]:
-    """`count` websocket openings from `source`, each closed at once: their statuses."""
+def _handshakes(
+    port: int, source: str, cookie: str | None, count: int, proxied_from: str = ""
+) -> list[int]:
+    """`count` websocket openings from `source`, each closed at once: their statuses.
+    `proxied_from`: the client address a PROXY protocol header gives HAProxy instead (an
+    IPv6 one: this machine has only ::1)."""
     header = f"Cookie: {cookie}\r\n" if cookie else ""
     request = (
         "GET /_stcore/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
         "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         f"Sec-WebSocket-Version: 13\r\n{header}\r\n"
     ).encode()
+    if proxied_from:
+        request = f"PROXY TCP6 {proxied_from} ::1 40000 80\r\n".encode() + request
     statuses = []
     for _ in range(count):
         with socket.create_connection(("127.0.0.1", port), 10, (source, 0)) as sock:
@@ -267,3 +281,24 @@ def test_a_browser_reconnecting_in_a_loop_is_refused_alone_and_its_classmates_ge
     classmates = [_browser_cookie(proxy.port, school) for _ in range(60)]
     statuses = [s for c in classmates for s in _handshakes(proxy.port, school, c, 2)]
     assert statuses == [101] * 120
+
+
+def test_an_ipv6_visitor_counts_as_its_64(proxy, tmp_path):
+    """A phone's privacy addresses change within its /64, and a script may use any of its
+    2^64: the limits count the /64 (as the app does: lnlab.serving.networks). The client
+    addresses come in PROXY protocol headers (a load balancer's), to a proxy that takes them."""
+    limits = haproxy.Limits(websockets_per_10s=5)
+    port = free_port()
+    process = _haproxy(tmp_path, port, proxy.app_port, limits, " accept-proxy")
+    try:
+        same = [
+            s
+            for k in range(1, 8)
+            for s in _handshakes(port, "127.0.0.9", None, 1, f"2001:db8:1:2::{k:x}")
+        ]
+        other = _handshakes(port, "127.0.0.9", None, 1, "2001:db8:1:3::1")
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert same == [101] * 5 + [429] * 2  # seven addresses, one /64: one count
+    assert other == [101]  # the next /64 is another visitor

@@ -378,7 +378,7 @@ def start_class() -> None:
     """Open a new class with this session as its teacher; a cap says what to do instead."""
     try:
         new = default_store().open_class(
-            browser=claims.browser_id(), address=claims.client_address()
+            browser=claims.browser_id(), address=claims.client_address(), taught=claims.taught()
         )
     except ClassError as err:
         state.of(ClassSession).start_problem = err

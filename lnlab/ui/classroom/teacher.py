@@ -13,6 +13,7 @@ class is running, with the way back (running_class).
 from __future__ import annotations
 
 import html
+import time
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -30,7 +31,14 @@ from lnlab.classroom.links import (
 from lnlab.classroom.live import LiveQuestion
 from lnlab.classroom.nicknames import shown_apart
 from lnlab.classroom.plots import option_bars, option_summary, tally_summary
-from lnlab.classroom.store import ClassError, StoreDown, Tally, default_store, display_code
+from lnlab.classroom.store import (
+    CLASS_JOIN_WINDOW_S,
+    ClassError,
+    StoreDown,
+    Tally,
+    default_store,
+    display_code,
+)
 from lnlab.core.errors import InputError
 from lnlab.teach.markdown import plain
 from lnlab.ui import state
@@ -292,7 +300,8 @@ def roster() -> None:
 
 def _manage(me: TeacherLink, joining: bool) -> None:
     """Close joining, and take students out (120 fakes from one network filled a class,
-    issue 38): by their nicknames, numbered apart, or their place for those without one."""
+    issue 38): by their nicknames, numbered apart, or their place for those without one,
+    each with the time they joined (server time, to the second: fakes come in bursts)."""
     with st.expander("Manage who joined"):
         st.toggle(
             "New students may join",
@@ -307,11 +316,26 @@ def _manage(me: TeacherLink, joining: bool) -> None:
         except InputError as err:
             problem(err)
             return
+        if seats:  # "the last minute" is the class's join rate's (Limits.joins_per_class)
+            lately = sum(seat.joined_at > time.time() - CLASS_JOIN_WINDOW_S for seat in seats)
+            last = datetime.fromtimestamp(seats[-1].joined_at)
+            st.caption(f"The last joined at {last:%H:%M:%S}; {lately} in the last minute.")
         names = shown_apart(
-            [n or f"student {k + 1} (no nickname)" for k, (_, n) in enumerate(seats)]
+            [seat.nickname or f"student {k + 1} (no nickname)" for k, seat in enumerate(seats)]
         )
-        picked = st.multiselect("Students to remove", names, key="live_remove_pick")
-        handles = [h for (h, _), n in zip(seats, names, strict=True) if n in picked]
+        labels = [
+            f"{name} · joined {datetime.fromtimestamp(seat.joined_at):%H:%M:%S}"
+            for name, seat in zip(names, seats, strict=True)
+        ]
+        picked = st.multiselect(
+            "Students to remove",
+            labels,
+            key="live_remove_pick",
+            help="Each with the time they joined (server time).",
+        )
+        handles = [
+            seat.handle for seat, label in zip(seats, labels, strict=True) if label in picked
+        ]
         st.button(
             "Remove them",
             key="live_remove",
