@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from lnlab.serving.networks import TRUSTED_PROXIES_ENV as TRUSTED_PROXIES_ENV  # noqa: F401
 from lnlab.serving.networks import visitor
 from lnlab.ui import state
 

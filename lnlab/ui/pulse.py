@@ -112,19 +112,13 @@ def watch(
     FOLLOWING_TIMER_S while the browser reads pulses, every `every_s` otherwise: every run
     says so for itself, for the same fragment, so nothing is redrawn when the browser's word
     changes."""
-    pulses = state.of(Pulses)
-    pulses.watched = True
-    if (fragment := sessions.fragment_id()) is not None:
-        every = FOLLOWING_TIMER_S if works() else pulses.timer_s
-        if every is None:
-            raise RuntimeError("pulse.watch draws inside a `following` body")
-        sessions.set_timer(fragment, every)
+    followed()
     if seen is None:
         try:
             seen = asdict(default_store().pulse(code))
         except InputError:
             seen = UNKNOWN  # the fragment shows what is wrong; the browser asks again
-    status = pulses.works
+    status = state.of(Pulses).works
     key = f"{PULSE_KEY}{name}"
     _component(
         key=key,
@@ -136,16 +130,30 @@ def watch(
             "every_ms": round(every_s * 1000),
             "status": "ready" if status else ("failed" if status is False else ""),
         },
-        on_status_change=partial(_status, key),
+        on_status_change=partial(status_changed, key),
         on_changed_change=_nothing,  # a change reruns the fragment: nothing else to do
     )
+
+
+def followed() -> None:
+    """Inside a `following` body: this run follows the class (`watch`, or a component that
+    reads the pulse itself, lnlab.ui.classroom.phone); the fragment's timer runs every
+    FOLLOWING_TIMER_S while the browser reads pulses, every `every_s` otherwise."""
+    pulses = state.of(Pulses)
+    pulses.watched = True
+    if (fragment := sessions.fragment_id()) is not None:
+        every = FOLLOWING_TIMER_S if works() else pulses.timer_s
+        if every is None:
+            raise RuntimeError("a class is followed inside a `following` body")
+        sessions.set_timer(fragment, every)
 
 
 def _nothing() -> None:
     """A trigger's callback: the rerun it causes is the point."""
 
 
-def _status(key: str) -> None:
+def status_changed(key: str) -> None:
+    """A component's "status" callback: the browser's word on pulses (`status_of`)."""
     found = status_of(st.session_state.get(key))
     if found is not None:
         state.of(Pulses).works = found

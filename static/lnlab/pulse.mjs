@@ -1,8 +1,11 @@
-// A live class's device follows the class by its pulse (lnlab.ui.pulse): every `every_ms` it
-// asks the server for the class's pulse, a few bytes of JSON that no script run makes, and
-// reruns its fragment (a trigger) only when a field it watches differs from what the fragment
-// drew. The first pulse read tells Python that this browser can ("ready"); FAILURES in a row
-// after that tell it that it cannot ("failed: ..."), and the fragment goes back to its timer.
+// A live class's device follows the class by its pulse (lnlab.ui.pulse): it asks the server
+// for the class's pulse, a few bytes of JSON that no script run makes, and reruns its fragment
+// (a trigger) only when a field it watches differs from what the fragment drew. While the
+// pulse is as drawn, it asks the server to hold the request until a watched field changes
+// (`since`: lnlab.ui.server.waiting), so a change reaches the page as soon as it is stored;
+// while a change is not drawn yet, it reads every `every_ms`. The first pulse read tells
+// Python that this browser can ("ready"); FAILURES in a row after that tell it that it
+// cannot ("failed: ..."), and the fragment goes back to its timer.
 //
 // Streamlit calls this module again with each new `data` (each time the fragment drew) and
 // calls the clean-up only when the element leaves the page: one loop per element takes the
@@ -14,6 +17,7 @@ const RETRIGGER_MS = 3000; // a change still unseen this long after a trigger is
 const LOST_MS = 1000; // or this long, if no script is running: the run it asked for is over
 const MAX_WAIT_MS = 10000;
 const READ_TIMEOUT_MS = 10000; // a read that hangs (a dead connection, a sleeping laptop) fails
+const HOLD_MS = 20000; // the server answers a held read within this (lnlab.ui.server.waiting)
 
 // What each view last asked Python to redraw for, and when: a view may be drawn again (with
 // what it drew before) while its rerun runs, and must not ask twice for the same change.
@@ -23,6 +27,14 @@ const loops = new WeakMap(); // the component's element -> its loop
 export function differs(pulse, seen, fields) {
   if (!seen) return true;
   return fields.some((name) => pulse[name] !== seen[name]);
+}
+
+/** The read of `url` that the server holds until `fields` of the pulse differ from `seen`
+ * (lnlab.ui.server.board.stamp writes the same JSON). */
+export function held(url, fields, seen) {
+  const since = JSON.stringify(fields.map((name) => seen[name] ?? null));
+  const sep = url.includes("?") ? "&" : "?";
+  return `${url}${sep}watch=${fields.join(",")}&since=${encodeURIComponent(since)}`;
 }
 
 /**
@@ -63,7 +75,8 @@ function follow(host) {
   let failures = 0;
   let timer = null;
   let stopped = false;
-  let reading = false;
+  let reading = null; // the read under way: its AbortController
+  let last = null; // the last pulse read for the data drawn now
 
   async function tick() {
     if (host.isConnected === false) stop(true);
@@ -71,27 +84,44 @@ function follow(host) {
     let wait = data.every_ms;
     const drawn = data;
     if (!document.hidden) {
-      reading = true;
+      // as drawn: the server holds the read until a change; else (a change not drawn yet,
+      // or the browser's first read) it answers at once
+      const hold = told === "ready" && !(last && differs(last, data.seen, data.watch));
+      const url = hold ? held(data.url, data.watch, data.seen) : data.url;
+      reading = new AbortController();
+      const began = performance.now();
       try {
-        const reply = await fetch(data.url, {
+        const limit = AbortSignal.timeout(READ_TIMEOUT_MS + (hold ? HOLD_MS : 0));
+        const reply = await fetch(url, {
           cache: "no-store",
           credentials: "same-origin",
-          signal: AbortSignal.timeout(READ_TIMEOUT_MS),
+          signal: AbortSignal.any ? AbortSignal.any([limit, reading.signal]) : limit,
         });
         if (!reply.ok) throw new Error(`the server answered ${reply.status}`);
         const pulse = await reply.json();
         failures = 0;
         if (stopped) return;
-        if (data === drawn) heard(pulse); // else drawn again meanwhile: the next read is judged
+        if (data === drawn) {
+          last = pulse;
+          heard(pulse);
+          // held until a change or HOLD_MS: ask again at once; answered at once with
+          // nothing new (the server holds no more): every `every_ms`, as before
+          if (hold && (differs(pulse, data.seen, data.watch) || performance.now() - began > HOLD_MS / 2))
+            wait = 0;
+        } else wait = 0; // drawn again meanwhile: read for the new drawing
       } catch (err) {
-        failures += 1;
-        wait = Math.min(data.every_ms * 2 ** failures, MAX_WAIT_MS);
-        if (failures === FAILURES && told === "ready") {
-          told = "failed";
-          setStateValue("status", `failed: ${(err && err.message) || err}`);
+        if (data !== drawn && err?.name === "AbortError") {
+          wait = 0; // drawn again: the held read was for the old drawing
+        } else {
+          failures += 1;
+          wait = Math.min(data.every_ms * 2 ** failures, MAX_WAIT_MS);
+          if (failures === FAILURES && told === "ready") {
+            told = "failed";
+            setStateValue("status", `failed: ${(err && err.message) || err}`);
+          }
         }
       } finally {
-        reading = false;
+        reading = null;
       }
     }
     // a little jitter: a class's devices, redrawn together after Ask, do not stay in step
@@ -116,7 +146,7 @@ function follow(host) {
   }
 
   function wake() {
-    if (!document.hidden && !stopped && !reading) {
+    if (!document.hidden && !stopped && reading === null) {
       clearTimeout(timer);
       timer = setTimeout(tick, 0);
     }
@@ -131,9 +161,14 @@ function follow(host) {
   }
 
   function update(component) {
+    const before = data;
     ({ data, setStateValue, setTriggerValue } = component);
     if (told === undefined || data.status) told = data.status; // Python's word, once it has one
     view = `${data.name} ${data.url} ${data.watch.join(",")}`;
+    if (before && before !== data) {
+      last = null; // judged again against the new drawing, by a read answered at once
+      reading?.abort(); // a read held for what was drawn before
+    }
   }
 
   timer = setTimeout(tick, 0);

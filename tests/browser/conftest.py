@@ -51,6 +51,9 @@ LIVE_HEADING = f"{LIVE} .lnlab-live-title"
 SHOWN = ":not(.lnlab-live-kept, .lnlab-live-kept *)"  # not a view kept hidden for later
 TITLE = f"{MAIN} h1"
 QUESTION = '[class*="st-key-question_"]'  # a question to answer before the result (ui.quiz)
+# a student's phone as the page draws it (static/lnlab/phone.mjs): its options and its score
+PHONE_OPTION = ".lnlab-phone-option"
+PHONE_SCORE = ".lnlab-phone-score-value"
 
 # The app root says whether the websocket is up and whether a script run is under way:
 # data-test-connection-state is CONNECTED once connected, and data-test-script-state goes

@@ -25,6 +25,7 @@ from lnlab.serving.cluster import free_port
 from .conftest import (
     MAIN,
     OUTPUT,
+    PHONE_OPTION,
     POLL_MS,
     StreamlitServer,
     assert_no_problems,
@@ -163,7 +164,7 @@ def test_the_class_page_fits_a_projector_and_the_phone_gets_the_data(
         expect(data).to_be_visible(timeout=LIVE_MS)
         assert data.inner_text().split() == line.split()  # the slide's line, word for word
         box = data.evaluate(BOX_JS)
-        options = phone.locator(".st-key-live_options button")
+        options = phone.locator(PHONE_OPTION)
         assert box["bottom"] <= options.first.bounding_box()["y"], "the data is not above"
         assert box["fontSize"] >= 16 and box["right"] <= PHONE["width"], box
         for k in range(data.locator("span").count()):  # each part readable, none cut

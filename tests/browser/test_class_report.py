@@ -25,6 +25,7 @@ from lnlab.serving.cluster import free_port
 from .conftest import (
     MAIN,
     OUTPUT,
+    PHONE_OPTION,
     StreamlitServer,
     assert_no_problems,
     expect_rerun,
@@ -35,7 +36,7 @@ from .conftest import (
     wait_for_app,
 )
 from .slides import PROJECTORS
-from .test_live_class import COLD_MS, LIVE_MS, SCORE, _ask, _count, _join, _reveal
+from .test_live_class import COLD_MS, LIVE_MS, _ask, _count, _join, _reveal
 from .test_phone import PHONE
 
 pytestmark = pytest.mark.browser
@@ -44,6 +45,7 @@ NICKNAMES = ("Ana", "Bo", "Cy")
 QUESTIONS = 2
 SHOTS = OUTPUT / "report"
 REPORT = ".st-key-live_report"
+FINAL_SCORE = '[data-testid="stMetricValue"]'  # the end screen's (Python's st.metric)
 
 
 @pytest.fixture
@@ -66,10 +68,10 @@ def _restart(server: list) -> StreamlitServer:
 
 def _tap(phone: Page, k: int) -> str:
     """Tap the phone's option k (modulo their number); its text."""
-    options = phone.locator(".st-key-live_options button")
+    options = phone.locator(PHONE_OPTION)
     expect(options.first).to_be_visible(timeout=LIVE_MS)
     option = options.nth(k % options.count())
-    text = option.inner_text().split("\u2003", 1)[1].strip()
+    text = option.locator("span").nth(1).inner_text().strip()
     option.click()
     expect(phone.locator(MAIN)).to_contain_text("Waiting for the reveal", timeout=LIVE_MS)
     return text
@@ -155,7 +157,7 @@ def test_the_report_after_class(browser: Browser, server: list):
 
         # each phone: its final score and answers, then the join form
         for phone, name in zip(phones, NICKNAMES, strict=True):
-            expect(phone.locator(SCORE)).to_have_text(
+            expect(phone.locator(FINAL_SCORE)).to_have_text(
                 f"{scores[name]} / {QUESTIONS}", timeout=LIVE_MS
             )
             for answer in tapped[name]:

@@ -33,6 +33,8 @@ from .axe import assert_accessible
 from .conftest import (
     MAIN,
     OUTPUT,
+    PHONE_OPTION,
+    PHONE_SCORE,
     POLL_MS,
     SIDEBAR,
     StreamlitServer,
@@ -55,8 +57,8 @@ NICKNAMES = ("Ana", "\u0410na", "👩🏽\u200d💻 Dev", "", "", "")  # the sec
 COLD_MS = 120_000  # the first page of a new server, on two cores shared with other work
 LIVE_MS = 20_000  # polls are 1 to 1.5 s; two shared cores run seven browsers and the server
 COUNT = ".lnlab-live-count"
-FEEDBACK = '[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentWarning"]'
-SCORE = '[data-testid="stMetricValue"]'
+# the phone's feedback after Reveal (static/lnlab/phone.mjs): right, or not
+FEEDBACK = '.lnlab-phone-callout[data-kind="success"], .lnlab-phone-callout[data-kind="warning"]'
 DIALOG = '[role="dialog"]'
 # The distribution's bars print their counts: they add up to the students who answered.
 BARS_SUM_JS = """(n) => {
@@ -113,7 +115,7 @@ def _join(student: Page, link: str, nickname: str) -> None:
 
 
 def _answer(student: Page, seat: int) -> float:
-    options = student.locator(".st-key-live_options button")
+    options = student.locator(PHONE_OPTION)
     expect(options.first).to_be_visible(timeout=LIVE_MS)
     assert not phone_problems(student)
     height = options.first.bounding_box()["height"]
@@ -195,7 +197,7 @@ def test_a_whole_live_lesson(browser: Browser, server: list):
         scores = []
         for seat, student in enumerate(students):
             expect(student.locator(FEEDBACK).first).to_contain_text("You answered", timeout=LIVE_MS)
-            scores.append(student.locator(SCORE).inner_text())
+            scores.append(student.locator(PHONE_SCORE).inner_text())
             assert_accessible(student, f"student {seat} after Reveal")
             student.screenshot(path=OUTPUT / "live" / f"student-{seat}.png")
         assert all(re.fullmatch(r"[01] / 1", s) for s in scores), scores
@@ -236,8 +238,8 @@ def test_a_whole_live_lesson(browser: Browser, server: list):
 
         # a student leaves (asked first) and rejoins: the same student, the same score
         student = students[0]
-        expect(student.locator(SCORE)).to_have_text(re.compile(r"[012] / 2"), timeout=LIVE_MS)
-        score = student.locator(SCORE).inner_text()
+        expect(student.locator(PHONE_SCORE)).to_have_text(re.compile(r"[012] / 2"), timeout=LIVE_MS)
+        score = student.locator(PHONE_SCORE).inner_text()
         student.locator(".st-key-live_leave button").click()
         with expect_rerun(student):
             student.locator(".st-key-live_leave_confirm button").click()
@@ -246,7 +248,7 @@ def test_a_whole_live_lesson(browser: Browser, server: list):
             student.locator(".st-key-live_code input").press("Enter")
         with expect_rerun(student):
             student.locator(".st-key-live_join button").click()
-        expect(student.locator(SCORE)).to_have_text(score, timeout=LIVE_MS)
+        expect(student.locator(PHONE_SCORE)).to_have_text(score, timeout=LIVE_MS)
         for page in (teacher, *students):
             assert_no_problems(page)
     finally:

@@ -3,7 +3,7 @@
 // RETRIGGER_MS), says "failed" after FAILURES failed reads, and stops when unmounted.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import follow, { asksAgain, differs } from "../../static/lnlab/pulse.mjs";
+import follow, { asksAgain, differs, held } from "../../static/lnlab/pulse.mjs";
 
 const pulse = { qid: "q1", revealed: false, answered: 3, joined: 30, open: true };
 
@@ -41,6 +41,14 @@ test("a watched field that differs is a change; an unwatched one is not", () => 
   assert.equal(differs(pulse, { ...pulse, answered: 9 }, ["qid", "revealed"]), false);
   assert.equal(differs(pulse, { ...pulse, revealed: true }, ["qid", "revealed"]), true);
   assert.equal(differs(pulse, null, ["qid"]), true); // nothing drawn yet
+});
+
+test("a read held until a change says what was drawn, as the server stamps it", () => {
+  const url = held("/_lnlab/pulse/ABCDEFGHJ", ["qid", "revealed", "open"], pulse);
+  const since = encodeURIComponent('["q1",false,true]');
+  assert.equal(url, `/_lnlab/pulse/ABCDEFGHJ?watch=qid,revealed,open&since=${since}`);
+  const none = held("/p?question=1", ["qid"], {}); // nothing drawn: null, answered at once
+  assert.equal(none, `/p?question=1&watch=qid&since=${encodeURIComponent("[null]")}`);
 });
 
 test("the same change is asked again after 3 s, or after 1 s once no script runs", () => {
@@ -110,14 +118,16 @@ test("one loop per element, however often Streamlit calls; it stops once the ele
         setTriggerValue: (name, value) => calls.triggers.push([name, value]),
       });
     const first = call("/first");
-    await until(() => urls.includes("/first"));
+    const path = (u) => u.split("?")[0];
+    await until(() => urls.map(path).includes("/first"));
     // the fragment drew again: new data for the same element, and no clean-up (as Streamlit)
     const second = call("/second");
-    const seconds = () => urls.filter((u) => u === "/second").length;
+    const seconds = () => urls.filter((u) => path(u) === "/second").length;
     await until(() => seconds() > 2);
-    const before = urls.filter((u) => u === "/first").length;
+    const before = urls.filter((u) => path(u) === "/first").length;
     await until(() => seconds() > 20);
-    assert.equal(urls.filter((u) => u === "/first").length, before, "one loop, with the newest data");
+    const firsts = urls.filter((u) => path(u) === "/first").length;
+    assert.equal(firsts, before, "one loop, with the newest data");
     first(); // an older call's clean-up while the element is still on the page: it goes on
     const going = seconds();
     await until(() => seconds() > going + 5);

@@ -14,7 +14,7 @@ import pytest
 import streamlit as st
 from helpers import run_coroutine
 
-from lnlab.classroom.store import CLOSED, Pulse, StoreDown
+from lnlab.classroom.store import CLOSED, Board, Pulse, StoreDown
 from lnlab.ui import pulse, state
 from lnlab.ui.server import pulse as pulse_route
 
@@ -32,24 +32,34 @@ def fake_st(monkeypatch):
 
 
 class Reads:
-    """A store's pulse, counted."""
+    """A store's board (its pulse, no question), counted."""
 
     def __init__(self, result: Pulse | Exception = ASKED) -> None:
         self.codes: list[str] = []
         self.result = result
 
-    def __call__(self, code: str) -> Pulse:
+    def __call__(self, code: str) -> Board:
         self.codes.append(code)
         if isinstance(self.result, Exception):
             raise self.result
-        return self.result
+        return Board(self.result, None)
+
+
+def _read(found: tuple[int, bytes | dict] | None) -> tuple[int, dict] | None:
+    """A route's answer with its JSON body read."""
+    if found is None or isinstance(found[1], dict):
+        return found
+    return found[0], json.loads(found[1])
 
 
 def test_only_pulse_paths_are_answered() -> None:
     pulses = pulse_route.Pulses(Reads())
     for other in ("/", "/class", "/_stcore/health", "/_lnlab/pulse/", "/_lnlab/pulse/a/b"):
         assert pulse_route.answer(pulses, other) is None
-    assert pulse_route.answer(pulses, "/_lnlab/pulse/abc-def-ghj") == (0, {"code": "ABCDEFGHJ"})
+    assert pulse_route.answer(pulses, "/_lnlab/pulse/abc-def-ghj") == (
+        0,
+        pulse_route.Asked("ABCDEFGHJ"),
+    )
     assert pulse_route.answer(pulses, "/course/_lnlab/pulse/ABCDEFGHJ")[0] == 0  # under a base path
 
 
@@ -65,7 +75,7 @@ def test_one_read_answers_a_whole_class_for_a_moment(monkeypatch) -> None:
     clock = [100.0]
     monkeypatch.setattr(pulse_route.time, "monotonic", lambda: clock[0])
     for _ in range(30):  # 30 devices at once
-        assert pulse_route.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ") == (200, vars(ASKED))
+        assert _read(pulse_route.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")) == (200, vars(ASKED))
     assert reads.codes == ["ABCDEFGHJ"]
     clock[0] += pulse_route.CACHE_S
     pulse_route.respond(pulses, "/_lnlab/pulse/ABCDEFGHJ")
@@ -94,7 +104,7 @@ def test_devices_asking_at_once_share_one_read() -> None:
     release = threading.Event()
 
     class Slow(Reads):
-        def __call__(self, code: str) -> Pulse:
+        def __call__(self, code: str) -> Board:
             release.wait(30)
             return super().__call__(code)
 
@@ -103,7 +113,7 @@ def test_devices_asking_at_once_share_one_read() -> None:
     with ThreadPoolExecutor(8) as pool:
         answers = [pool.submit(pulses.read, "ABCDEFGHJ") for _ in range(8)]
         release.set()
-        assert {a.result(timeout=30) for a in answers} == {ASKED}
+        assert {a.result(timeout=30).board for a in answers} == {Board(ASKED, None)}
     assert reads.codes == ["ABCDEFGHJ"]
 
 
@@ -224,9 +234,9 @@ class Classes(Reads):
     """A store with one open class (ASKED's), every other code CLOSED (the store's answer
     for a class unknown or ended)."""
 
-    def __call__(self, code: str) -> Pulse:
+    def __call__(self, code: str) -> Board:
         self.codes.append(code)
-        return ASKED if code == "ABCDEFGHJ" else CLOSED
+        return Board(ASKED if code == "ABCDEFGHJ" else CLOSED, None)
 
 
 def test_a_closed_or_unknown_class_is_read_again_only_after_a_while(monkeypatch) -> None:
@@ -235,7 +245,7 @@ def test_a_closed_or_unknown_class_is_read_again_only_after_a_while(monkeypatch)
     clock = [100.0]
     monkeypatch.setattr(pulse_route.time, "monotonic", lambda: clock[0])
     for _ in range(3):
-        assert pulse_route.respond(pulses, "/_lnlab/pulse/222222222") == (200, vars(CLOSED))
+        assert _read(pulse_route.respond(pulses, "/_lnlab/pulse/222222222")) == (200, vars(CLOSED))
         clock[0] += 1.0
     assert reads.codes == ["222222222"]
     assert not pulses.known("222222222")
@@ -269,7 +279,7 @@ def test_a_flood_of_random_codes_never_fails_a_real_classs_reads() -> None:
     database takes 20 ms a read; a class of 30 devices asks every 0.1 s for 3 s."""
 
     class Slow(Classes):
-        def __call__(self, code: str) -> Pulse:
+        def __call__(self, code: str) -> Board:
             time.sleep(0.02)
             return super().__call__(code)
 

@@ -28,6 +28,7 @@ def test_streamlit_finds_the_app_in_app_py():
         "Shell",
         "Compress",
         "PulseRoute",
+        "AnswerRoute",
         "StepRoute",
     ]
 

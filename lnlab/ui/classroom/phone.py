@@ -2,14 +2,19 @@
 and the end screen.
 
 Only a student (or a visitor about to join) sees it, on the Class page (pages/class.py).
-The device follows the class: it reruns when the class's pulse changes (lnlab.ui.pulse), or
-on a timer where the browser cannot read it. Once the class has ended, the whole page shows
-the end screen instead: the final score, each question with the student's answer, the right
-one and the misconception named, until the student goes back to the join form.
+Once its browser has shown that it reads the class's pulse (lnlab.ui.pulse), the page draws
+the question itself (`_drawn_by_page`, static/lnlab/phone.mjs): it hears a change as soon as
+it is stored and sends a tap by the answer route, with no script run for either (issue 39:
+one run per device per question kept a class of 12 waiting 0.76 s for it). Until then, and
+where it cannot, Python draws it: the device reruns when the class's pulse changes, or on a
+timer. Once the class has ended, the whole page shows the end screen: the final score, each
+question with the student's answer, the right one and the misconception named, until the
+student goes back to the join form.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import asdict, dataclass
 from functools import partial
 
@@ -22,6 +27,7 @@ from lnlab.classroom.report import Final, chosen, right_text
 from lnlab.classroom.store import (
     CLOSED,
     ClassError,
+    Following,
     StoreDown,
     default_store,
     display_code,
@@ -30,7 +36,7 @@ from lnlab.classroom.store import (
 from lnlab.core.errors import InputError
 from lnlab.teach.markdown import plain
 from lnlab.teach.quiz import group_name
-from lnlab.ui import claims, state
+from lnlab.ui import claims, pulse, state
 from lnlab.ui.assist import land, landing, say
 from lnlab.ui.classroom.common import (
     ClassSession,
@@ -42,13 +48,27 @@ from lnlab.ui.classroom.common import (
     studying,
 )
 from lnlab.ui.pulse import QUESTION, UNKNOWN, following, watch
+from lnlab.ui.served import STATIC, base_path
+from lnlab.ui.server.answers import PATH as ANSWER_PATH
+from lnlab.ui.server.board import phone_question
+from lnlab.ui.server.pulse import PATH as PULSE_PATH
 
 # How often the device's fragment reruns on a timer to see what changed, where the browser
 # cannot follow the class's pulse (lnlab.ui.pulse): the question within a second and a half of
 # Ask or Reveal.
 STUDENT_POLL_S = 1.5
-# How often the browser reads the class's pulse (no script runs unless something changed).
-STUDENT_PULSE_S = 1.0  # each student's device: 300 students ask 300 times a second
+# How often the browser reads the class's pulse while a change is not drawn yet, or its held
+# reads fail (no script runs unless something changed); while it is drawn, the server holds
+# each read until the class changes (lnlab.ui.server.waiting).
+STUDENT_PULSE_S = 1.0
+PHONE_KEY = "lnlab_phone"  # the page's phone component: its state and triggers
+
+_phone = st.components.v2.component(
+    "lnlab.phone",
+    js=(STATIC / "lnlab" / "phone.mjs").read_text(encoding="utf-8"),
+    css=(STATIC / "lnlab" / "phone.css").read_text(encoding="utf-8"),
+    isolate_styles=False,  # the app's data line style (lnlab.ui.style) applies as elsewhere
+)
 
 
 @dataclass
@@ -126,7 +146,7 @@ def join_form() -> None:
         problem(err)
 
 
-def _answer(me: StudentLink, qid: str, text: str) -> None:
+def _answer(me: StudentLink, qid: str, text: str | int) -> None:
     """An option's button: the answer goes to the store, the focus to what the device shows
     now (the buttons go)."""
     land("live_student", itself=True)
@@ -237,11 +257,15 @@ def student_view() -> None:
             _leave()
             st.rerun(scope="app")  # the join form is outside this fragment
         return
+    device = state.of(StudentDevice)
+    if pulse.works():
+        with st.container(key="live_student"):
+            _drawn_by_page(me, now, device)
+        return
     posed = now.posed
     qid = posed.question.qid if posed else None
     drew({"qid": qid, "revealed": bool(posed and posed.revealed), "open": True})
     with st.container(key="live_student"):
-        device = state.of(StudentDevice)
         err, device.answer_problem = device.answer_problem, None
         if err:
             problem(err)
@@ -255,6 +279,48 @@ def student_view() -> None:
             f"{now.right} / {now.answered}",
             help="Right answers / answers, over the questions revealed so far",
         )
+
+
+def _drawn_by_page(me: StudentLink, now: Following, device: StudentDevice) -> None:
+    """The question, the answering and the score, drawn by the page (static/lnlab/phone.mjs)
+    from what this run read: the page follows the class from there by itself."""
+    pulse.followed()
+    err, device.answer_problem = device.answer_problem, None
+    problem = str(err) if err else ""
+    _phone(
+        key=PHONE_KEY,
+        data={
+            "url": f"{base_path()}{PULSE_PATH}{me.code}",
+            "answer_url": f"{base_path()}{ANSWER_PATH}{me.code}",
+            "me": me.me,
+            "every_ms": round(STUDENT_PULSE_S * 1000),
+            "status": "ready",
+            "now": {
+                "stamp": secrets.token_hex(8),  # each run's draw is applied once
+                "question": phone_question(now.posed) if now.posed else None,
+                "mine": now.mine,
+                "right": now.right,
+                "answered": now.answered,
+                "problem": problem[:1].upper() + problem[1:] + ("." if problem else ""),
+            },
+        },
+        on_status_change=partial(pulse.status_changed, PHONE_KEY),
+        on_tap_change=partial(_tapped, me),
+        on_ended_change=_nothing,  # the fragment's run finds the class ended
+    )
+
+
+def _tapped(me: StudentLink) -> None:
+    """A tap the answer route could not take, sent by the page: stored as a Python-drawn
+    phone's tap is."""
+    tapped = (st.session_state.get(PHONE_KEY) or {}).get("tap") or {}
+    qid, option = tapped.get("qid"), tapped.get("option")
+    if isinstance(qid, str) and type(option) is int:
+        _answer(me, qid, option)
+
+
+def _nothing() -> None:
+    """A trigger's callback: the rerun it causes is the point."""
 
 
 def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | None) -> None:

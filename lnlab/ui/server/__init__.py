@@ -8,7 +8,8 @@ cluster: the same routes, headers, page shell and warm-up in every way the app i
 - middleware (answered before Streamlit's own routes): the security headers
   (`headers.Headers`), the page's HTML with the app's CSS and scripts (`shell.Shell`), the
   static files gzipped once per process (`compress.Compress`), a
-  class's pulse (`pulse.PulseRoute`, GET .../_lnlab/pulse/<code>) and a lesson's step
+  class's pulse (`pulse.PulseRoute`, GET .../_lnlab/pulse/<code>), a phone's tap
+  (`answers.AnswerRoute`, POST .../_lnlab/answer/<code>) and a lesson's step
   (`steps.StepRoute`, POST .../_lnlab/step/<token>). They are middleware, not routes, so
   that they answer under any base path (server.baseUrlPath, a proxy's prefix).
 - lifespan: the patches of Streamlit's internals that the app cannot do without
@@ -42,10 +43,11 @@ def middleware() -> list[Any]:
     """The app's middleware, outermost first; Streamlit's own come after them."""
     from starlette.middleware import Middleware
 
+    from lnlab.ui.server.answers import AnswerRoute
     from lnlab.ui.server.compress import Compress
     from lnlab.ui.server.headers import Headers
     from lnlab.ui.server.pulse import PulseRoute
     from lnlab.ui.server.shell import Shell
     from lnlab.ui.server.steps import StepRoute
 
-    return [Middleware(m) for m in (Headers, Shell, Compress, PulseRoute, StepRoute)]
+    return [Middleware(m) for m in (Headers, Shell, Compress, PulseRoute, AnswerRoute, StepRoute)]

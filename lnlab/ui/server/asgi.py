@@ -61,9 +61,10 @@ async def read_body(
 
 
 async def send_json(send: Send, status: int, body: Any, *, close: bool = False) -> None:
-    """Answer with `body` as JSON, never cached or sniffed; `close`: the connection closes
-    after it (a request whose body was not read)."""
-    data = json.dumps(body, separators=(",", ":")).encode()
+    """Answer with `body` as JSON (bytes: already JSON, made once for many devices), never
+    cached or sniffed; `close`: the connection closes after it (a request whose body was not
+    read)."""
+    data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(data)).encode()),
