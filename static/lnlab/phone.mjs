@@ -309,7 +309,12 @@ function mount(host) {
     draw(false);
     try {
       const { status, answer } = await post({ qid: asked.qid, option: k });
-      if (status === 200) {
+      if (status === 200 && answer.stored === true) {
+        if (question?.qid === asked.qid) {
+          mine = asked.options[k]; // stored: the score is as it was until the reveal
+          pending = question.revealed ? null : { qid: asked.qid, mine };
+        }
+      } else if (status === 200) {
         took(answer);
       } else if (status === 409 || status === 429) {
         problem = answer.error ? answer.error[0].toUpperCase() + answer.error.slice(1) + "." : "";

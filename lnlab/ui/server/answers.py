@@ -4,10 +4,12 @@ A phone that draws the question itself (lnlab.ui.classroom.phone, static/lnlab/p
 posts the option tapped: `{"me": <student id>, "qid": <question>, "option": <place, 0-based>}`.
 The store checks it as it checks a tap drawn by Python (the student is in the class, the question
 is the one asked and not revealed, the option is one of its own, the student's first answer and
-under the cap) and stores it; the answer is what the phone draws next: `{"stored": true|false,
-"qid", "mine", "right", "answered"}` (the question asked now, this student's answer to it, their
-score over the questions revealed). `{"me": ...}` alone asks for that without tapping: a phone
-that lost track (a question asked and revealed between two of its reads).
+under the cap) and stores it: `{"stored": true, "qid"}` (the phone draws the option it sent; its
+score counts revealed questions only, so it has not moved). A tap not stored (answered before, from
+another device, say) gets what the phone draws instead: `{"stored": false, "qid", "mine", "right",
+"answered"}` (the question asked now, this student's answer to it, their score over the questions
+revealed); so does `{"me": ...}` alone, a phone that lost track (a question asked and revealed
+between two of its reads). A stored tap costs one write and no read (bench.class_instant).
 
 The student id is the student's own secret (lnlab.classroom.store.join), which their page
 already holds; nothing else identifies them, so any process of a cluster can answer. The work is
@@ -54,6 +56,8 @@ def tap(code: str, body: Any) -> tuple[int, dict[str, Any]]:
             if not isinstance(qid, str) or type(option) is not int:
                 return 400, {"error": "qid is text and option a whole number"}
             stored = store.answer(code, me, qid, option)
+            if stored:  # the phone knows its option's text, and its score is as it was
+                return 200, {"stored": True, "qid": qid}
         now = store.follow(code, me)
     except StoreDown as err:
         return 503, {"error": str(err)}
