@@ -20,6 +20,7 @@ BENCHMARKS = (
     "bench.messages",
     "bench.oversized",
     "bench.classroom",
+    "bench.class_instant",
     "bench.heavy_work",
     "bench.gpu_fairness",
     "bench.training",

@@ -1,15 +1,16 @@
 """A live class's devices follow it without rerunning their fragments every second.
 
 A fragment that follows a class (`following`) used to rerun on a timer (`run_every`): every
-student's device reran the whole student view every 1.5 s, so 300 students kept one process
-at 0.83 s of CPU a second with nothing new to show (bench.class_follow). Now the page asks the
-server a question it answers without running any script: GET `/_lnlab/pulse/<code>` gives the
-class's pulse (lnlab.classroom.store.Pulse: the question asked now, revealed or not, how many
-answered and joined, open or not) as a few bytes of JSON, answered by the app's server
-(lnlab.ui.server.pulse) from a cache, with no script run. A component inside the fragment
-(static/lnlab/pulse.mjs) asks every `every_s` and reruns the fragment only when a field it
-watches differs from what the fragment last drew: a student's device reruns when a question
-is asked or revealed, the teacher's when a count moves.
+student's device reran the whole student view every 1.5 s, so 300 students kept one process at
+0.83 s of CPU a second with nothing new to show (bench/results/class_follow.md). Now the page
+asks the server, which answers without running any script: GET `/_lnlab/pulse/<code>` gives
+the class's pulse (lnlab.classroom.store.Pulse: the question asked now, revealed or not, how
+many answered and joined, open or not) as a few bytes of JSON (lnlab.ui.server.pulse). A
+component inside the fragment (static/lnlab/pulse.mjs) reruns the fragment only when a field
+it watches differs from what the fragment last drew (a student's device when a question is
+asked or revealed, the teacher's when a count moves); while nothing differs the server holds
+its read until something does (lnlab.ui.server.waiting). A phone goes further: the page draws
+the question itself (lnlab.ui.classroom.phone), and `followed` marks its fragment as following.
 
 Until the browser has shown that it can (its first pulse read), and again after it says it
 cannot, the fragment keeps its timer: a browser that blocks the request, a test run with no

@@ -262,10 +262,13 @@ function mount(host) {
           told = "ready";
           setStateValue("status", "ready");
         }
+        const same =
+          board.open &&
+          (board.question?.qid ?? null) === (question?.qid ?? null) &&
+          (board.question?.revealed ?? false) === (question?.revealed ?? false);
         heard(board);
-        // answered at once with nothing new (not held): not every frame
-        if (hold && performance.now() - began < HOLD_MS / 2 && board.question?.qid === question?.qid)
-          wait = data.every_ms;
+        // answered at once with nothing new (the server held it not): not every frame
+        if (hold && same && performance.now() - began < HOLD_MS / 2) wait = data.every_ms;
       } catch (err) {
         if (read.signal.aborted) return; // drawn again by Python (or gone): a new read runs
         failures += 1;

@@ -166,8 +166,12 @@ function follow(host) {
     if (told === undefined || data.status) told = data.status; // Python's word, once it has one
     view = `${data.name} ${data.url} ${data.watch.join(",")}`;
     if (before && before !== data) {
-      last = null; // judged again against the new drawing, by a read answered at once
-      reading?.abort(); // a read held for what was drawn before
+      last = null; // judged again against the new drawing
+      if (reading) reading.abort(); // a read held for what was drawn before: read again
+      else if (!stopped) {
+        clearTimeout(timer); // waiting between reads: read for the new drawing now
+        timer = setTimeout(tick, 0);
+      }
     }
   }
 
