@@ -6,15 +6,19 @@ arrival order, and sees their place and about how long it will take. Pressing Ru
 visitor at the back of the line, so two visitors alternate instead of one keeping the front.
 An owner is a visitor (their browser, lnlab.ui.line.visitor), who holds at most one place. A
 long run is done in pieces: between two, Turn.share sends it to the back of the line if
-anyone waits, so nobody waits for more than one piece of each visitor ahead of them.
+anyone waits, so nobody waits for more than one piece of each visitor ahead of them; and a
+piece that watches the line (Turn.yielding) is told as soon as someone waits, so it can end
+after the small step under way instead (a training piece: lnlab.labs.training.worker), and the
+visitor waits for that step, not for the rest of the piece.
 
 The line lives in the app's database (its own table `heavy_work_line`, lnlab.serving.database),
 so the server processes of a cluster that share one database share one line. A row per owner:
 tickets give the order, `started_at` marks the front, `beat_at` is refreshed 10 times a lease by
 the waiter's polling loop or the front's beat thread. Rows whose beat is older than LEASE_S are
 purged, so a crashed process never blocks the line for longer than that. Waiters poll every
-POLL_S (one small read); joining, reaching the front and purging run one at a time under the
-line's lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory transaction lock).
+POLL_S (one small read), and a change made by their own process (a join, a front let go, a
+turn given up) wakes them at once; joining, reaching the front and purging run one at a time
+under the line's lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory transaction lock).
 
 Training runs wait in a line of their own first (`training_front`, the table `training_line`):
 a run takes tens of seconds in pieces, and ten runs sharing the front piece by piece each
@@ -60,6 +64,7 @@ TRAINING_PATIENCE = math.inf
 HEARTBEAT_S = 0.5  # on_wait runs at least this often, so a page can notice its visitor left
 TYPICAL_WEIGHT = 0.3  # weight of the newest time at the front in the running estimate
 POLL_S = 0.2  # a waiter looks at the line this often (a few ms of CPU per second)
+ASK_AGAIN_S = 0.005  # Turn.yielding asks again this often while its piece is not under way
 LEASE_S = 10.0  # a row not refreshed for this long belongs to a dead process and is purged
 BEATS_PER_LEASE = 10  # waiters and the front refresh their row's beat_at this often
 _BOOT = secrets.token_hex(4)  # with the pid, tells this process's owners from other servers'
@@ -140,10 +145,34 @@ class HeavyWorkLine:
         self.patience = patience
         self.beat_s = lease_s / BEATS_PER_LEASE
         self._typical_s = 0.0
+        # Changes this process made to the line (`_version`): they wake its waiters and
+        # watchers at once (`_pause`); another process's are read at the next poll.
+        self._changed = threading.Condition()
+        self._version = 0
 
     def close(self) -> None:
         """Close the line's connections (the line stays in the database)."""
         self._db.close()
+
+    def _notify(self) -> None:
+        """The line changed (a row joined, moved or left): wake this process's waiters."""
+        with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+    def _pause(self, version: int, timeout_s: float, stop: threading.Event | None = None) -> None:
+        """Wait `timeout_s`, or less once this process changes the line from `version` (or
+        `stop` is set, with a `_nudge`)."""
+        with self._changed:
+            self._changed.wait_for(
+                lambda: self._version != version or (stop is not None and stop.is_set()),
+                timeout_s,
+            )
+
+    def _nudge(self) -> None:
+        """Wake the pauses that a stop ends (the others go back to waiting)."""
+        with self._changed:
+            self._changed.notify_all()
 
     def _key(self, owner: str) -> str:
         return f"{os.getpid()}.{_BOOT}:{owner}"
@@ -246,7 +275,8 @@ class HeavyWorkLine:
                 .where(self.table.c.owner == key)
                 .values(ticket=last + 1, started_at=None, beat_at=now)
             )
-            return True
+        self._notify()  # the next in line may step up now
+        return True
 
     def _enter(
         self,
@@ -289,7 +319,8 @@ class HeavyWorkLine:
                     **self._cost_values(cost_s, now),
                 )
             )
-            return not rows
+        self._notify()  # a front watching the line (Turn.yielding) learns someone waits
+        return not rows
 
     def _joining_wait_s(self, rows: list[sa.Row], now: float) -> float:
         """About how long a newcomer would wait: a typical time for the front and each waiter."""
@@ -332,6 +363,7 @@ class HeavyWorkLine:
     ) -> None:
         shown, shown_at, beat_at = None, float("-inf"), time.monotonic()
         while True:
+            version = self._version  # before the read: a change after it ends the pause
             with self._db.read() as conn:
                 rows = self._rows(conn, time.time())
             place = self._place(rows, key)
@@ -348,7 +380,7 @@ class HeavyWorkLine:
             if on_wait is not None and (place != shown or now - shown_at >= self.heartbeat_s):
                 on_wait(place, self.expected_s(rows, place, time.time()))
                 shown, shown_at = place, time.monotonic()
-            time.sleep(max(0.0, min(POLL_S, deadline - time.monotonic())))
+            self._pause(version, max(0.0, min(POLL_S, deadline - time.monotonic())))
 
     def _step_up(self, key: str) -> bool:
         """Move to the free front if `key` is still first in line (checked under the lock)."""
@@ -362,7 +394,8 @@ class HeavyWorkLine:
                 .where(self.table.c.owner == key)
                 .values(started_at=now, beat_at=now, **self._started_values(now))
             )
-            return True
+        self._notify()  # the places behind it moved up
+        return True
 
     def _started_values(self, now: float) -> dict[str, float]:
         """What else changes in a row that reaches the front (nothing in this line)."""
@@ -407,6 +440,7 @@ class HeavyWorkLine:
             self._held(held_s)
         with self._db.write() as conn:
             conn.execute(self.table.delete().where(self.table.c.owner == key))
+        self._notify()  # the front may be free, the places behind it moved up
 
 
 class Turn:
@@ -425,6 +459,44 @@ class Turn:
         """The seconds this turn still needs, as of now: the next beat writes them where the
         line keeps them (TrainingLine), for the waiters' estimates."""
         self.left = (max(0.0, left_s), time.time())
+
+    @contextlib.contextmanager
+    def yielding(self, to: Callable[[], bool]) -> Iterator[None]:
+        """For the body (a piece of a long run): call `to()` as soon as anyone waits in line
+        behind this front, so the piece can end early and `share` let them go first. A waiter
+        of this process is seen at once (its join wakes the watch), one of another process
+        within POLL_S (the watch reads the line that often meanwhile, as a waiter does).
+        `to()` says whether it could act: False (the piece's job not under way yet: the body
+        is still sending it) and it is called again every ASK_AGAIN_S until True. Never after
+        the body ended."""
+        line, stop, lock = self._line, threading.Event(), threading.Lock()
+
+        def ask() -> bool:
+            with lock:
+                return stop.is_set() or to()
+
+        def watch() -> None:
+            while not stop.is_set():
+                version = line._version  # before the read: a join after it ends the pause
+                try:
+                    waiting = line.waiting()
+                except sa.exc.SQLAlchemyError:  # read again at the next poll
+                    waiting = 0
+                if waiting:
+                    while not ask():
+                        stop.wait(ASK_AGAIN_S)
+                    return
+                line._pause(version, POLL_S, stop)
+
+        thread = threading.Thread(target=watch, name="lnlab-line-watch", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            with lock:
+                stop.set()
+            line._nudge()
+            thread.join(POLL_S)  # else it ends after its read, without calling `to`
 
     def share(self) -> None:
         """Between two pieces of a long run: if anyone waits, go to the back of the line and

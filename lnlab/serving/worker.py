@@ -80,9 +80,18 @@ class Cancelled(Exception):
     """Raised inside the worker by report() when the job's caller has left."""
 
 
-# In the worker: where report() sends progress, and the number of the job running.
+# In the worker: where report() sends progress, the number of the job running, and the number
+# of the job asked to finish early (shared with the server: Worker.ask_yield).
 _progress_conn: Connection | None = None
 _job: int | None = None
+_yield_to: Any = None
+
+
+def yield_asked() -> bool:
+    """From inside a job: True once the server asked this job to finish early (Worker.ask_yield):
+    someone waits for the worker, so a job done in small steps ends after the step under way
+    and answers with what it has. Costs a read of shared memory; False in-process."""
+    return _yield_to is not None and _job is not None and _yield_to.value == _job
 
 
 def report(*values: Any) -> None:
@@ -99,11 +108,11 @@ def report(*values: Any) -> None:
     _progress_conn.send(("progress", _job, values))
 
 
-def _serve(conn: Connection, preload: tuple[str, ...]) -> None:
+def _serve(conn: Connection, preload: tuple[str, ...], yield_to: Any = None) -> None:
     """The worker's loop: import `preload` (torch), say ready, then run numbered jobs and
-    answer each with its number."""
-    global _progress_conn, _job
-    _progress_conn = conn
+    answer each with its number. `yield_to`: the shared number of the job asked to yield."""
+    global _progress_conn, _job, _yield_to
+    _progress_conn, _yield_to = conn, yield_to
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
     for module in preload:  # once, before the first job
@@ -155,12 +164,15 @@ class Worker:
         self._process: Any = None
         self._conn: Connection | None = None
         self._jobs = itertools.count(1)
+        self._running: int | None = None  # the number of the job under way (for ask_yield)
+        self._yield_to: Any = None  # shared with the process: the job asked to yield
         self._abandoned: _Abandoned | None = None
         self.failures = 0  # failed starts in a row
         self.failure = ""  # why the last start failed
         self.retry_at = 0.0  # no start is tried before this time (self.clock)
         self.started = 0  # processes started so far
         self.discarded = 0  # replies of abandoned jobs thrown away
+        self.yields_asked = 0  # jobs asked to finish early (ask_yield)
         self.ahead = False  # `warm` starts it: a server's launcher says so (not tests, not AppTest)
 
     def call(
@@ -181,6 +193,7 @@ class Worker:
             job = next(self._jobs)
             deadline = time.monotonic() + timeout_s
             answered = False
+            self._running = job
             try:
                 self._send(conn, ("job", job, fn, args))
                 while True:
@@ -193,11 +206,23 @@ class Worker:
                     if on_progress is not None:
                         on_progress(*value)
             finally:
+                self._running = None
                 if not answered and self._conn is conn:  # the caller left: cancel, settle later
                     self._abandon(conn, job, deadline)
         if kind == "error":
             raise value
         return value
+
+    def ask_yield(self) -> bool:
+        """Ask the job under way to finish early (it sees `yield_asked()` turn True), from any
+        thread: someone waits for the worker. The ask names the job, so it never reaches a
+        later one. False when no job is under way."""
+        job, yield_to = self._running, self._yield_to  # read once: the job may end meanwhile
+        if job is None or yield_to is None:
+            return False
+        yield_to.value = job
+        self.yields_asked += 1
+        return True
 
     def _send(self, conn: Connection, message: tuple) -> None:
         try:
@@ -328,13 +353,14 @@ class Worker:
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe()
+        yield_to = context.RawValue("q", 0)  # job numbers start at 1: no job is asked yet
         process = context.Process(
-            target=_serve, args=(theirs, self.preload), name="lnlab-worker", daemon=True
+            target=_serve, args=(theirs, self.preload, yield_to), name="lnlab-worker", daemon=True
         )
         with _no_main():
             process.start()
         theirs.close()
-        self._process, self._conn = process, ours
+        self._process, self._conn, self._yield_to = process, ours, yield_to
         self.started += 1
         start = time.monotonic()
         if not ours.poll(START_TIMEOUT_S) or ours.recv() != "ready":
@@ -348,7 +374,7 @@ class Worker:
             if self._process.is_alive():
                 self._process.kill()
             self._process.join(5)
-        self._process = self._conn = None
+        self._process = self._conn = self._yield_to = None
 
 
 # The server's one process for heavy work: the GPU page's benchmark and the training lab's

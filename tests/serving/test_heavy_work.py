@@ -126,6 +126,68 @@ def test_a_visitor_holds_one_place_even_while_sharing(make) -> None:
     assert log == ["a"]
 
 
+def test_a_front_watching_the_line_is_told_once_someone_waits(make, monkeypatch) -> None:
+    """Turn.yielding, around a training piece under way (issue 38: a bystander's benchmark
+    waited for the whole piece): nothing while nobody waits; a visitor joining from this
+    process is seen at once, without a poll (POLL_S made 30 s here); the watch tells until
+    told back that it was heard (the piece's job may not be under way yet), then no more, and
+    nothing after its body, even when someone joins later."""
+    monkeypatch.setattr(heavy_work, "POLL_S", 30.0)
+    line, log, told = make(heartbeat_s=10), [], []
+
+    def tell(what: str, heard_at: int = 1):
+        return lambda: told.append(what) or told.count(what) >= heard_at
+
+    with line.front("a") as turn:
+        with turn.yielding(tell("b waits")):
+            time.sleep(0.3)
+            assert told == []  # nobody waits: the piece goes on
+            b = waiter(line, "b", log)
+            wait_until(lambda: told == ["b waits"])
+            time.sleep(0.3)
+        with turn.yielding(tell("c", heard_at=3)):  # 'b' still waits: told at once, thrice
+            wait_until(lambda: told == ["b waits", "c", "c", "c"])
+            time.sleep(0.3)
+    b.join(10)
+    with line.front("d") as turn:
+        with turn.yielding(tell("too late")):
+            pass
+        e = waiter(line, "e", log)
+        wait_until(lambda: line.place("e") == 1)
+        time.sleep(0.3)
+    e.join(10)
+    assert told == ["b waits", "c", "c", "c"] and log == ["b", "e"]
+
+
+def test_a_waiter_of_another_process_is_seen_within_a_poll(make) -> None:
+    """Another server process's visitor (another line on the same database: no notice from
+    it) is read from the line within POLL_S."""
+    line, there, log, told = make(heartbeat_s=10), make(heartbeat_s=10), [], threading.Event()
+    with line.front("a") as turn, turn.yielding(lambda: told.set() or True):
+        b = waiter(there, "b", log)
+        wait_until(lambda: there.place("b") == 1)
+        start = time.monotonic()
+        assert told.wait(10)
+        print(f"seen {time.monotonic() - start:.2f} s after it joined")
+    b.join(10)
+    assert log == ["b"]
+
+
+def test_a_waiter_steps_up_when_this_process_frees_the_front(make, monkeypatch) -> None:
+    """A front let go (a piece shared, a run ended) wakes this process's waiters at once: with
+    POLL_S made 30 s they still step up within the test's 10 s."""
+    monkeypatch.setattr(heavy_work, "POLL_S", 30.0)
+    line, log = make(heartbeat_s=10), []
+    with line.front("a") as turn:
+        b = waiter(line, "b", log)
+        wait_until(lambda: line.place("b") == 1)
+        time.sleep(0.1)  # 'b' sleeps in its poll
+        turn.share()  # 'b' goes first: woken by the requeue, it steps up
+        log.append("a")
+    b.join(10)
+    assert log == ["b", "a"]
+
+
 def test_the_wait_is_estimated_from_past_turns(make) -> None:
     """Before any turn has ended the line cannot tell; after turns of 0.2 s it expects about
     one turn for the waiter behind the front and two for the one after (less what the
@@ -355,7 +417,7 @@ def test_the_estimates_in_the_training_line_are_kept_up_to_date(make_training) -
         wait_until(lambda: line.place("b") == 1 or log)
         assert not log
         c = waiter(line, "c", [], cost=lambda: costs["c"], on_wait=lambda p, s: seen.append(s))
-        wait_until(lambda: line.place("c") == 2)
+        wait_until(lambda: line.place("c") == 2 and seen)  # told once its row is in
         assert seen[0] == pytest.approx(150.0, abs=1.0)
         turn.estimate(5.0)
         costs["b"] = 10.0

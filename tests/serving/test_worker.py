@@ -112,6 +112,51 @@ def test_an_abandoned_job_that_does_not_end_is_stopped_with_its_worker(light, mo
     assert light.started == started + 1
 
 
+def steps_until_asked(n: int, hold_at: int) -> int:
+    """A job in small steps, as a training piece: before each step after the first it asks
+    whether to yield and ends there; it reports each step, and at step `hold_at` waits (up
+    to 30 s) for the ask, so that the test knows where it was asked. Returns the steps done."""
+    for k in range(1, n + 1):
+        if k > 1 and worker.yield_asked():
+            return k - 1
+        worker.report(k)
+        if k == hold_at:
+            deadline = time.monotonic() + 30
+            while not worker.yield_asked() and time.monotonic() < deadline:
+                time.sleep(0.001)
+    return n
+
+
+def test_a_job_asked_to_yield_ends_after_its_step_with_what_it_has(light):
+    """Someone waits for the worker (issue 38: a bystander's benchmark behind a training
+    piece): asked from the server while it runs, the job sees it at its next step and
+    answers with the steps it has done; the worker goes on running (no cancel, no restart)."""
+    assert not light.ask_yield()  # no job under way: nothing to ask
+    pid = light.pid() or light.call(os.getpid, timeout_s=30)
+    asks = light.yields_asked
+
+    def ask_at_third(k: int) -> None:
+        if k == 3:
+            assert light.ask_yield()
+
+    assert light.call(steps_until_asked, 1000, 3, timeout_s=30, on_progress=ask_at_third) == 3
+    assert light.yields_asked == asks + 1 and light.pid() == pid
+    assert not worker.yield_asked()  # in-process: never asked
+
+
+def test_without_an_ask_a_job_runs_to_its_end_and_an_ask_never_reaches_the_next(light):
+    """No one waits, no early end: the same job runs all its steps; an ask made for a job
+    that has ended stops no later job."""
+    assert light.call(steps_until_asked, 50, 0, timeout_s=30) == 50
+
+    def ask_at_third(k: int) -> None:
+        if k == 3:
+            light.ask_yield()
+
+    assert light.call(steps_until_asked, 50, 3, timeout_s=30, on_progress=ask_at_third) == 3
+    assert light.call(steps_until_asked, 50, 0, timeout_s=30) == 50  # the ask was the last job's
+
+
 def test_the_jobs_modules_are_imported_before_the_worker_is_ready():
     """Unpickling a job imports its function's module: under load that took seconds of the
     first job's time limit. The labs name their modules, and the worker imports them first."""

@@ -122,15 +122,21 @@ class Trainer:
         until: int,
         on_step: Callable[[int], None] | None = None,
         budget_s: float | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         """Take Adam steps up to step `until` (at most the recipe's steps) on fresh batches;
-        with a budget, stop after the step that uses it up (one step at least)."""
+        with a budget, stop after the step that uses it up, and with `stop`, after the step
+        under way when it says so (asked before each step; one step at least either way). Where
+        it stops changes nothing of the numbers: a step depends only on the state."""
         start, first = time.perf_counter(), self.done
         r = self.recipe
         for step in range(first, min(until, r.steps)):
-            spent = time.perf_counter() - start
-            if budget_s is not None and step > first and spent >= budget_s:
-                break
+            if step > first:
+                spent = time.perf_counter() - start
+                if budget_s is not None and spent >= budget_s:
+                    break
+                if stop is not None and stop():
+                    break
             for group in self.optimizer.param_groups:
                 group["lr"] = learning_rate(step, r.steps, r.lr, r.warmup)
             batch = make_batch(self.data, BATCH, r.padding)

@@ -18,7 +18,12 @@ comes first: the time bound holds on a loaded machine): each piece resumes one v
 training where the last stopped (lnlab.labs.training.train.Trainer, to the same bits) and is
 one job in the worker. Between pieces the run lets anyone waiting
 in the heavy-work line go first (heavy_work.Turn.share), so a benchmark waits for one piece,
-not for a whole run.
+not for a whole run; and a piece under way ends early, after its step under way (a training's
+step, or one depth of the depth gradients: a few ms to tens of ms), as soon as someone waits in
+that line (heavy_work.Turn.yielding tells the worker, worker.Worker.ask_yield; the piece checks
+worker.yield_asked before each step), so a benchmark waits for a step, not for a piece (issue
+38: it waited up to PIECE_S, 3x its idle time). The run goes on from that step as from any
+piece's end, to the same bits.
 
 Thirty students opening the teacher's link cost one run: finished results are cached per
 configuration (bounded, shared by every session), and a visitor asking for a configuration
@@ -34,21 +39,25 @@ served.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import torch
+
 from lnlab.core.backend import cpu_threads
 from lnlab.core.errors import BusyError, InputError
-from lnlab.labs.training.config import TrainConfig
-from lnlab.labs.training.run import LabResult, assemble, depth_grads, recipes
-from lnlab.labs.training.train import Recipe, Trainer, VariantRun
+from lnlab.labs.training.config import MAX_LAYERS, TrainConfig
+from lnlab.labs.training.data import make_batch
+from lnlab.labs.training.run import LabResult, assemble, recipes
+from lnlab.labs.training.train import BATCH, Recipe, Trainer, VariantRun, build, layer_grad_norms
 from lnlab.serving import heavy_work, worker
 
 PIECE_WORK = 480  # blocks x steps in one piece at most: about 1.5-2 s on one shared thread
-PIECE_S = 2.0  # and a piece stops after the step that passes this
+PIECE_S = 2.0  # and a piece stops after the step that passes this (or sooner: someone waits)
 PIECE_CAP_S = 30.0  # a piece past this is stopped with its worker
 REPORTS = 50  # progress messages per variant, at most
 CACHE_SIZE = 32  # finished configurations kept
@@ -131,8 +140,9 @@ class Leg:
 
 def train_piece(recipe: Recipe, state: bytes, until: int, budget_s: float | None) -> Leg:
     """The worker's job: go on with `recipe`'s training from `state` (b"": from the start) up
-    to step `until` or for `budget_s`, reporting the step reached about REPORTS times per
-    training."""
+    to step `until` or for `budget_s`, or until the server asks the job to yield (someone waits
+    for the worker: worker.yield_asked, one step at least), reporting the step reached about
+    REPORTS times per training."""
     every = max(1, recipe.steps // REPORTS)
 
     def step(k: int) -> None:
@@ -141,7 +151,7 @@ def train_piece(recipe: Recipe, state: bytes, until: int, budget_s: float | None
 
     with cpu_threads(1):  # as the exported script: the same numbers to the bit
         trainer = Trainer.resume(recipe, state) if state else Trainer(recipe)
-        trainer.advance(until, step, budget_s)
+        trainer.advance(until, step, budget_s, stop=worker.yield_asked)
         if trainer.done < recipe.steps:
             return Leg(recipe, trainer.done, trainer.state())
         return Leg(recipe, trainer.done, run=trainer.result())
@@ -149,17 +159,36 @@ def train_piece(recipe: Recipe, state: bytes, until: int, budget_s: float | None
 
 @dataclass(frozen=True)
 class Grads:
-    """The depth gradients of one seed and padding share, with that key."""
+    """The depth gradients of one seed and padding share, with that key; part-way (`done`
+    False: a piece that yielded), the depths done so far, from 1."""
 
     seed: int
     padding: float
     grads: dict[str, tuple[tuple[float, ...], ...]]
+    done: bool = True
 
 
-def grads_piece(seed: int, padding: float) -> Grads:
-    """The worker's job: post-LN's and pre-LN's gradients at initialisation at every depth."""
+GRADS_VARIANTS = ("post", "pre")  # run.depth_grads's, in its order
+
+
+def grads_piece(
+    seed: int, padding: float, have: dict[str, tuple[tuple[float, ...], ...]] | None = None
+) -> Grads:
+    """The worker's job: post-LN's and pre-LN's gradients at initialisation at every depth
+    (run.depth_grads, to the bit: each depth is its own model), going on from the depths in
+    `have`; it ends after the depth under way (part-way, one depth at least) when the server
+    asks it to yield (worker.yield_asked)."""
+    norms = {v: list((have or {}).get(v, ())) for v in GRADS_VARIANTS}
     with cpu_threads(1):
-        return Grads(seed, padding, depth_grads(seed, padding))
+        batch = make_batch(torch.Generator().manual_seed(seed + 1), BATCH, padding)
+        first = True
+        for variant, done in norms.items():
+            while len(done) < MAX_LAYERS:
+                if not first and worker.yield_asked():
+                    return Grads(seed, padding, {v: tuple(n) for v, n in norms.items()}, False)
+                first = False
+                done.append(layer_grad_norms(build(variant, len(done) + 1, seed), batch))
+    return Grads(seed, padding, {v: tuple(n) for v, n in norms.items()})
 
 
 @dataclass
@@ -214,6 +243,7 @@ class Lab:
         self._touched: dict[Recipe, float] = {}  # when each leg was kept, or its run stopped
         self._pinned: Counter[Recipe] = Counter()  # trainings of the runs in progress or in line
         self._grads: OrderedDict[tuple[int, float], Grads] = OrderedDict()
+        self._grads_part: OrderedDict[tuple[int, float], Grads] = OrderedDict()  # yielded
         self._flights: dict[TrainConfig, _Flight] = {}
         self.rate_s = RATE_S  # seconds per block x step, as measured lately (see _time)
         self._timed = (0.0, 0.0)  # seconds and blocks x steps of the latest pieces, decaying
@@ -366,9 +396,10 @@ class Lab:
                     self._time(time.monotonic() - start, 0)  # a wait the runs in line share
                 first = False
                 if piece == "grads":
-                    grads.append(self._grads_piece(config))
+                    if (done := self._grads_piece(config, turn)) is not None:
+                        grads.append(done)  # else part-way: the next piece goes on
                 else:
-                    self._train_piece(piece, needed, runs, pace, show)
+                    self._train_piece(piece, needed, runs, pace, show, turn)
                 pieces_s += time.monotonic() - start
             if pieces_s:  # the rest of its time at the front: the next run's estimate
                 self.run_s = _blend(self.run_s, time.monotonic() - to_train.since - pieces_s)
@@ -419,8 +450,10 @@ class Lab:
         runs: dict[Recipe, VariantRun],
         pace: _Pace,
         show: Callable[[int], None],
+        turn: heavy_work.Turn | None = None,
     ) -> None:
-        """One piece of `recipe`'s training in the worker, from where it was left."""
+        """One piece of `recipe`'s training in the worker, from where it was left; it ends
+        early once someone waits for the front of `turn`'s line (Turn.yielding)."""
         with self._lock:
             leg = self._legs.get(recipe) or Leg(recipe, 0)
         before = self._kept_steps(needed, runs)
@@ -443,7 +476,8 @@ class Lab:
         show(before)
         self.pieces += 1
         starts, start = getattr(self.worker, "started", 0), time.monotonic()
-        new = self._call(train_piece, recipe, leg.state, until, self.piece_s, on_progress=step)
+        with self._yielding(turn):
+            new = self._call(train_piece, recipe, leg.state, until, self.piece_s, on_progress=step)
         if new.recipe != recipe or not leg.done < new.done <= until:  # never keep another's
             raise InputError("A piece of the training run came back for other settings; try again.")
         if getattr(self.worker, "started", 0) == starts:  # a worker's start is no pace
@@ -490,19 +524,40 @@ class Lab:
         del self._legs[recipe]
         self._touched.pop(recipe, None)
 
-    def _grads_piece(self, config: TrainConfig) -> Grads:
+    def _yielding(self, turn: heavy_work.Turn | None) -> contextlib.AbstractContextManager:
+        """For a piece in the worker: ask it to yield once someone waits for the front of
+        `turn`'s line (Turn.yielding, Worker.ask_yield)."""
+        ask = getattr(self.worker, "ask_yield", None)  # a stand-in worker may have none
+        return turn.yielding(ask) if turn is not None and ask else contextlib.nullcontext()
+
+    def _grads_piece(
+        self, config: TrainConfig, turn: heavy_work.Turn | None = None
+    ) -> Grads | None:
+        """The depth gradients in the worker, going on from those a piece that yielded left:
+        complete (kept), or None when this piece yielded too (what it did is kept part-way)."""
+        key = (config.seed, config.padding)
+        with self._lock:
+            part = self._grads_part.get(key)
         self.pieces += 1
         starts = getattr(self.worker, "started", 0)
         start = time.monotonic()
-        grads = self._call(grads_piece, config.seed, config.padding)
-        if getattr(self.worker, "started", 0) == starts:  # no worker start in the time
-            self.grads_s = _blend(self.grads_s, time.monotonic() - start)
-        if (grads.seed, grads.padding) != (config.seed, config.padding):
+        with self._yielding(turn):
+            grads = self._call(grads_piece, *key, *(() if part is None else (part.grads,)))
+        if (grads.seed, grads.padding) != key:
             raise InputError("The depth gradients came back for other settings; try again.")
         with self._lock:
-            self._grads[(config.seed, config.padding)] = grads
+            if not grads.done:
+                self._grads_part[key] = grads
+                self._grads_part.move_to_end(key)
+                while len(self._grads_part) > self.cache_size:
+                    self._grads_part.popitem(last=False)
+                return None
+            self._grads_part.pop(key, None)
+            self._grads[key] = grads
             while len(self._grads) > self.cache_size:
                 self._grads.popitem(last=False)
+        if part is None and getattr(self.worker, "started", 0) == starts:  # all of it, timed
+            self.grads_s = _blend(self.grads_s, time.monotonic() - start)
         return grads
 
     def _call(self, fn: Callable, *args: object, on_progress: Callable | None = None) -> object:
@@ -525,4 +580,8 @@ def _blend(estimate: float, measured: float) -> float:
 
 
 worker.HEAVY.needs(__name__)  # the pieces' module, imported before the first piece's limit
+# torch.optim's first optimizer imports torch._dynamo: 1.5 s of a run's first piece here, before
+# its first step, so a benchmark pressed then waited that long (no step to yield at). The
+# worker imports it as it starts instead (70 MB, as after any training there).
+worker.HEAVY.needs("torch._dynamo")
 LAB = Lab()
