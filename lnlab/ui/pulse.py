@@ -132,7 +132,7 @@ def watch(
             "status": "ready" if status else ("failed" if status is False else ""),
         },
         on_status_change=partial(status_changed, key),
-        on_changed_change=_nothing,  # a change reruns the fragment: nothing else to do
+        on_changed_change=rerun_only,  # a change reruns the fragment: nothing else to do
     )
 
 
@@ -149,7 +149,7 @@ def followed() -> None:
         sessions.set_timer(fragment, every)
 
 
-def _nothing() -> None:
+def rerun_only() -> None:
     """A trigger's callback: the rerun it causes is the point."""
 
 

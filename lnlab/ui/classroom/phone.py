@@ -306,7 +306,7 @@ def _drawn_by_page(me: StudentLink, now: Following, device: StudentDevice) -> No
         },
         on_status_change=partial(pulse.status_changed, PHONE_KEY),
         on_tap_change=partial(_tapped, me),
-        on_ended_change=_nothing,  # the fragment's run finds the class ended
+        on_ended_change=pulse.rerun_only,  # the fragment's run finds the class ended
     )
 
 
@@ -317,10 +317,6 @@ def _tapped(me: StudentLink) -> None:
     qid, option = tapped.get("qid"), tapped.get("option")
     if isinstance(qid, str) and type(option) is int:
         _answer(me, qid, option)
-
-
-def _nothing() -> None:
-    """A trigger's callback: the rerun it causes is the point."""
 
 
 def _question(me: StudentLink, live: LiveQuestion, revealed: bool, mine: str | None) -> None:

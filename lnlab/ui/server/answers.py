@@ -29,7 +29,7 @@ from typing import Any
 
 from lnlab.classroom.store import ClassError, StoreDown, default_store, normalize_code
 from lnlab.core.errors import InputError
-from lnlab.ui.server.asgi import BodyRefused, Disconnected, read_body, send_json
+from lnlab.ui.server.asgi import posted, send_json
 from lnlab.ui.server.pulse import PerAddress, client_address
 
 PATH = "_lnlab/answer/"
@@ -90,17 +90,9 @@ class AnswerRoute:
         if found is None:
             await self.app(scope, receive, send)
             return
-        if scope.get("method") != "POST":
-            await send_json(send, 405, {"error": "a tap is posted (POST)"})
-            return
-        try:  # within BODY_S, at most MAX_BODY bytes: a slow or long body is refused unread
-            raw = await read_body(scope, receive, MAX_BODY)
-        except BodyRefused as err:
-            await send_json(send, err.status, {"error": str(err)}, close=True)
-            return
-        except Disconnected:
-            return
-        await send_json(send, *await self._answer(scope, found.group(1), raw))
+        raw = await posted(scope, receive, send, MAX_BODY, "a tap")
+        if raw is not None:
+            await send_json(send, *await self._answer(scope, found.group(1), raw))
 
     async def _answer(self, scope: dict[str, Any], typed: str, raw: bytes) -> tuple[int, Any]:
         try:

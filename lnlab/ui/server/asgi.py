@@ -60,6 +60,25 @@ async def read_body(
         raise BodyRefused(408, "the body did not come in time") from None
 
 
+async def posted(
+    scope: dict[str, Any], receive: Any, send: Send, limit: int, what: str
+) -> bytes | None:
+    """A route's POST body (`read_body`: within BODY_S, at most `limit` bytes), or None once
+    the request has been answered: 405 for another method ("`what` is posted"), the refusal
+    of a slow or long body (its connection closed, what is left unread), nothing for a client
+    gone."""
+    if scope.get("method") != "POST":
+        await send_json(send, 405, {"error": f"{what} is posted (POST)"})
+        return None
+    try:
+        return await read_body(scope, receive, limit)
+    except BodyRefused as err:
+        await send_json(send, err.status, {"error": str(err)}, close=True)
+    except Disconnected:
+        pass
+    return None
+
+
 async def send_json(send: Send, status: int, body: Any, *, close: bool = False) -> None:
     """Answer with `body` as JSON (bytes: already JSON, made once for many devices), never
     cached or sniffed; `close`: the connection closes after it (a request whose body was not

@@ -220,6 +220,11 @@ def answer(pulses: Pulses, path: str, query: bytes | str = b"") -> tuple[int, An
     request = asked(path, query)
     if request is None or isinstance(request, tuple):
         return request
+    return kept_answer(pulses, request)
+
+
+def kept_answer(pulses: Pulses, request: Asked) -> tuple[int, Any]:
+    """`answer` for a request read already."""
     kept = pulses.fresh(request.code)
     if kept is not None and isinstance(kept.board, StoreDown):
         return 503, {"error": str(kept.board)}
@@ -276,11 +281,11 @@ class PulseRoute:
         if scope["type"] != "http" or PATH not in scope.get("path", ""):
             await self.app(scope, receive, send)
             return
-        found = answer(self.pulses, scope["path"], scope.get("query_string", b""))
-        if found is None:
+        request = asked(scope["path"], scope.get("query_string", b""))
+        if request is None:
             await self.app(scope, receive, send)
             return
-        request = asked(scope["path"], scope.get("query_string", b""))
+        found = request if isinstance(request, tuple) else kept_answer(self.pulses, request)
         if scope.get("method", "GET") not in ("GET", "HEAD"):
             found = 405, {"error": "a pulse is only read (GET)"}
         elif not found[0]:  # to be read

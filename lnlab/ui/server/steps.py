@@ -35,7 +35,7 @@ from urllib.parse import urlencode
 from lnlab.teach.links import Field, link_with
 from lnlab.ui.runtime.sessions import tell_browser
 from lnlab.ui.runtime.stale import address
-from lnlab.ui.server.asgi import BodyRefused, Disconnected, read_body, send_json
+from lnlab.ui.server.asgi import posted, send_json
 
 PATH = "_lnlab/step/"
 _ROUTE = re.compile(rf"(?:/[^?#]*)?/{PATH}([A-Za-z0-9_-]{{1,64}})")
@@ -225,17 +225,9 @@ class StepRoute:
         if found is None:
             await self.app(scope, receive, send)
             return
-        if scope.get("method") != "POST":
-            await send_json(send, 405, {"error": "a step is posted (POST)"})
-            return
-        try:  # within BODY_S, at most MAX_BODY bytes: a slow or long body is refused unread
-            body = await read_body(scope, receive, MAX_BODY)
-        except BodyRefused as err:
-            await send_json(send, err.status, {"error": str(err)}, close=True)
-            return
-        except Disconnected:
-            return
-        await send_json(send, *self.steps.post(found.group(1), body))
+        body = await posted(scope, receive, send, MAX_BODY, "a step")
+        if body is not None:
+            await send_json(send, *self.steps.post(found.group(1), body))
 
 
 def open_route() -> None:
