@@ -11,7 +11,9 @@ a second time in the same browser, and the JavaScript the second view downloads 
 The floor, bench/minimal_app.py (one text area and a sum: the least a Streamlit page loads), is
 measured in the same run and served the same way (its own cluster of 2 processes behind
 HAProxy, with the app's header and compression middleware), and every page's score and
-JavaScript are given against it (the aim, issue 40: within 5 points, at most 1.25x the JS).
+JavaScript are given against it (the aim, issue 40: within 5 points, at most 1.25x the JS),
+with the largest scripts the page loads that the floor does not: what its JavaScript over the
+floor's is made of.
 The runs go round by round, the floor first in each, so that the machine's busier and quieter
 spells fall on the floor as on the pages; the median of `--runs` runs (by score) is kept.
 `--gzip` has HAProxy compress text responses, to see what compression gives while the proxy's
@@ -25,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -62,6 +65,8 @@ app = st.App({str(FLOOR_SCRIPT)!r}, middleware=[Middleware(Headers), Middleware(
 """
 SCORE_MARGIN = 5  # issue 40: every page within 5 points of the floor's score
 JS_RATIO = 1.25  # and at most 1.25 times its JavaScript
+BEYOND_SHOWN = 5  # the largest scripts a page loads that the floor does not, named in its row
+HASHED = re.compile(r"^(.+)\.[\w-]{8}\.js$")  # Streamlit's chunks: DataFrame.-f9-1zS0.js
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ class Figures:
     total_mib: float  # everything as sent
     compressed: bool  # Lighthouse's "text compression" audit passed
     compression_saves_mib: float  # what compressing would save, by Lighthouse's estimate
+    scripts: dict[str, int]  # each script by name (a chunk's without its hash): bytes sent
 
 
 def _figures(report: dict) -> Figures:
@@ -89,6 +95,13 @@ def _figures(report: dict) -> Figures:
 
     items = audits["network-requests"]["details"]["items"]
     js = sum(i.get("transferSize", 0) for i in items if i.get("resourceType") == "Script")
+    scripts: dict[str, int] = {}
+    for i in items:
+        if i.get("resourceType") == "Script":
+            name = i["url"].split("?")[0].rsplit("/", 1)[-1]
+            hashed = HASHED.match(name)
+            name = hashed.group(1) if hashed else name
+            scripts[name] = scripts.get(name, 0) + i.get("transferSize", 0)
     total = sum(i.get("transferSize", 0) for i in items)
     text = audits["uses-text-compression"]
     saves = (text.get("details") or {}).get("overallSavingsBytes", 0) or 0
@@ -104,6 +117,7 @@ def _figures(report: dict) -> Figures:
         total_mib=total / MIB,
         compressed=(text.get("score") or 0) >= 0.9,
         compression_saves_mib=saves / MIB,
+        scripts=scripts,
     )
 
 
@@ -247,6 +261,7 @@ HEADER = [
     "compressed",
     "compression would save MiB",
     "scores of all runs",
+    "largest JS the floor does not load, KiB",
 ]
 
 
@@ -282,7 +297,18 @@ def _row(
         "yes" if f.compressed else "no",
         f"{f.compression_saves_mib:.2f}",
         ", ".join(str(r.score) if r else "failed" for r in tried),
+        _beyond(f, floor) if floor is not None and against else "",
     ]
+
+
+def _beyond(page: Figures, floor: Figures) -> str:
+    """The largest scripts `page` loads that `floor` does not: what its JavaScript over the
+    floor's is made of."""
+    extra = sorted(
+        ((size, name) for name, size in page.scripts.items() if name not in floor.scripts),
+        reverse=True,
+    )
+    return ", ".join(f"{name} {size / 1024:.0f}" for size, name in extra[:BEYOND_SHOWN])
 
 
 def main() -> None:

@@ -108,27 +108,36 @@ def _inputs() -> pad.Sentences:
 
 
 def _embedding_grid(words: tuple[str, ...]) -> None:
+    """Each word's embedding as a table, and as a grid one edits in a popover: the browser
+    draws a popover's content when it opens, so the grid's code (0.27 MiB of JavaScript)
+    loads for a reader who edits, not with every visit."""
     grid = pad.embedding_frame(words, ss.pad_preset, ss.pad_overrides, ss.pad_table_epoch)
-    limit = pad.MAX_ABS_VALUE
-    edited = ui.data_editor(
-        grid,
-        key="pad_words",
-        max_rows=len(grid),
-        hide_index=True,
-        disabled=["word", "from"],
-        column_config={
-            f: st.column_config.NumberColumn(f, min_value=-limit, max_value=limit, step=0.1)
-            for f in FEATURES
-        },
-    )
+    ui.table(grid, "Each word's embedding")
     st.caption(
         "Each word's embedding: the example's numbers, or a fixed vector hashed from the word, "
         "or your edit. Edit a number to change every occurrence of that word. PAD rows are "
         "always zeros."
     )
-    st.button(
-        "Reset the embeddings", key="pad_reset_words", on_click=state.reset_embeddings, args=(ss,)
-    )
+    limit = pad.MAX_ABS_VALUE
+    with st.container(horizontal=True):
+        with st.popover("Edit the embeddings", icon=":material/table_rows:"):
+            edited = ui.data_editor(
+                grid,
+                key="pad_words",
+                max_rows=len(grid),
+                hide_index=True,
+                disabled=["word", "from"],
+                column_config={
+                    f: st.column_config.NumberColumn(f, min_value=-limit, max_value=limit, step=0.1)
+                    for f in FEATURES
+                },
+            )
+        st.button(
+            "Reset the embeddings",
+            key="pad_reset_words",
+            on_click=state.reset_embeddings,
+            args=(ss,),
+        )
     values = edited[list(FEATURES)].to_numpy().tolist()
     overrides = ui.last_good(
         "pad_good_overrides",

@@ -100,9 +100,10 @@ def _inputs() -> tk.TokenInputs:
     ui.preset_choice(
         "Preset", presets, "st_preset", on_change=state.load_preset, args=(ss,), persist_state=KEEP
     )
-    text_col, grid_col = st.columns(2)
+    text_col, labels_col = st.columns(2)
     with text_col:
         ui.embeddings_box("st_text", 180, on_change=state.text_edited, args=(ss,))
+    with labels_col:
         ui.text_box(
             st.text_area,
             "Token labels (optional): one per line",
@@ -113,25 +114,9 @@ def _inputs() -> tk.TokenInputs:
             persist_state=KEEP,
         )
     inputs = _read()
-    x, labels = inputs.x, inputs.labels
-    with grid_col:
-        ss.st_grid_base = (x, labels)
-        ui.data_editor(
-            grid.grid_frame(x),
-            key="st_grid",
-            max_rows=MAX_TOKENS,
-            num_rows="dynamic",
-            on_change=lambda: state.grid_changed(ss),
-        )
-        try:
-            grid.apply_grid_edits(x, labels, ss.get("st_grid", {}))
-        except InputError as err:
-            ui.show_error(err)
-        st.caption(
-            "The text box is the source: this grid shows its last valid numbers (one row per "
-            "token), and a change here rewrites the text box. Add or delete rows to add or "
-            "remove tokens."
-        )
+    labels = inputs.labels
+    with labels_col:
+        _grid(inputs.x, labels)
     if ss.st_token not in range(len(labels)):
         ss.st_token = 0
     token_col, eps_col, gamma_col, beta_col = st.columns(4)
@@ -153,6 +138,30 @@ def _inputs() -> tk.TokenInputs:
             persist_state=KEEP,
         )
     return inputs
+
+
+def _grid(x: np.ndarray, labels: tuple[str, ...]) -> None:
+    """The embeddings as a grid one edits cell by cell, in a popover: the browser draws a
+    popover's content when it opens, so the grid's code (0.27 MiB of JavaScript) loads for a
+    reader who asks for it, not with every visit. The text box stays the source."""
+    ss.st_grid_base = (x, labels)
+    with st.popover("Edit the numbers in a grid", icon=":material/table_rows:"):
+        ui.data_editor(
+            grid.grid_frame(x),
+            key="st_grid",
+            max_rows=MAX_TOKENS,
+            num_rows="dynamic",
+            on_change=lambda: state.grid_changed(ss),
+        )
+        st.caption(
+            "The text box is the source: this grid shows its last valid numbers (one row per "
+            "token), and a change here rewrites the text box. Add or delete rows to add or "
+            "remove tokens."
+        )
+    try:
+        grid.apply_grid_edits(x, labels, ss.get("st_grid", {}))
+    except InputError as err:
+        ui.show_error(err)
 
 
 def _read() -> tk.TokenInputs:

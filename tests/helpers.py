@@ -20,9 +20,11 @@ import pytest
 import torch
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from lnlab import supported_dtypes
 from lnlab.serving import heavy_work
+from lnlab.ui.lesson import FORMULAS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -176,9 +178,23 @@ def html_table(at: AppTest, column: str) -> pd.DataFrame:
 
 
 def formulas(at: AppTest) -> list[str]:
-    """Every formula on the page: st.latex, and the wrapping inline math of ui.formula."""
-    inline = [m.value for m in at.markdown if "lnlab-formula" in m.value]
+    """Every formula on the page: st.latex, and the wrapping inline math of ui.formulas (the
+    markdown in its containers, keyed FORMULAS_...)."""
+    inline = [
+        m.value
+        for block in _blocks(at.main)
+        if FORMULAS in getattr(block.proto, "id", "")
+        for m in block.markdown
+    ]
     return [x.value for x in at.latex] + inline
+
+
+def _blocks(node: Block) -> Iterator[Block]:
+    """`node` and every container in it, in page order."""
+    yield node
+    for child in node.children.values():
+        if isinstance(child, Block):
+            yield from _blocks(child)
 
 
 def metric_value(at: AppTest, label: str) -> float:

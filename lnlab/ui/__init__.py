@@ -43,7 +43,7 @@ from lnlab.ui.inputs import (
 from lnlab.ui.lesson import (
     chart,
     exports,
-    formula,
+    formulas,
     lesson_view,
     metric,
     show_section,
@@ -70,7 +70,7 @@ __all__ = [
     "data_editor",
     "embeddings_box",
     "exports",
-    "formula",
+    "formulas",
     "keep_in_range",
     "last_good",
     "lesson_view",

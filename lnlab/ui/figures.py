@@ -54,7 +54,7 @@ def chart(fig: Figure, key: str | None = None) -> None:
     the caption alone: the room sees the chart, and the slide has no room); "The numbers as
     a table" (a switch, one key press) draws what it plots as a table (at most TABLE_CELLS
     cells). "Interactive chart" opens the Plotly chart (zoom, hover, the toolbar's download
-    as PNG or SVG, the sidebar's choice) in a popover, whose content the browser draws only
+    as PNG or SVG, as chosen above it) in a popover, whose content the browser draws only
     when it opens: Plotly's code (1.4 MiB gzipped) loads then, never with the page. On a
     slide the figure is at most SLIDE_CHART_HEIGHT tall and its text projector-sized.
     """
@@ -82,11 +82,25 @@ def chart(fig: Figure, key: str | None = None) -> None:
 INTERACTIVE = "Interactive chart"
 INTERACTIVE_HELP = "Zoom, hover over a mark for its value, download the chart as PNG or SVG"
 INTERACTIVE_WIDTH = 640  # px: the popover is as wide as what it holds
+FORMAT = "figure_format"  # the session's choice of download format for every chart
+FORMATS = ("png", "svg")
 
 
 def _interactive(plot: go.Figure, file_name: str, name: str, alt: str) -> None:
-    """The Plotly chart, its toolbar downloading PNG or SVG (the sidebar's choice)."""
-    file_format = st.session_state.get("figure_format", "png")
+    """The Plotly chart, its toolbar downloading PNG or SVG as chosen above it: one choice for
+    every chart, kept across pages. It stands here, not in the sidebar, so that the radio's
+    code (5 KiB of JavaScript) loads with the chart, not with every page."""
+    ss = st.session_state
+    key = f"format_{name}"
+    ss[key] = ss.setdefault(FORMAT, FORMATS[0])
+    st.radio(
+        "Download format",
+        FORMATS,
+        key=key,
+        horizontal=True,
+        on_change=lambda: ss.update({FORMAT: ss[key]}),
+    )
+    file_format = ss[FORMAT]
     config = {"toImageButtonOptions": {"format": file_format, "filename": f"lnlab-{file_name}"}}
     st.plotly_chart(
         plot, key=f"chart_{name}", config=config, alt=alt or None, width=INTERACTIVE_WIDTH

@@ -8,7 +8,7 @@ changes the lesson is seen at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 
 import streamlit as st
@@ -33,10 +33,21 @@ Control = Callable[[], None]
 # ---------------------------------------------------------------- the pieces
 
 
-def formula(latex: str) -> None:
-    """A formula that wraps: inline math breaks after = and + and at \\allowbreak, so a long
-    substituted formula continues on the next line instead of running off the screen."""
-    st.markdown(f'<div class="lnlab-formula">\n\n${latex}$\n\n</div>', unsafe_allow_html=True)
+FORMULAS = "lnlab_formulas"  # the key of a section's formulas: the page's CSS (lnlab.ui.style)
+# spaces them by its st-key- class, and tests find them by it (tests/helpers.py)
+
+
+def formulas(latex: Sequence[str], key: str) -> None:
+    """Formulas that wrap: each is inline math, which breaks after = and + and at
+    \\allowbreak, so a long substituted formula continues on the next line instead of running
+    off the screen. They stand in one container keyed `FORMULAS_<key>`, the class the page's
+    CSS gives their line height by: Markdown with HTML of its own (a wrapping <div>) would
+    load Streamlit's HTML parser (57 KiB of JavaScript) on every page that shows a formula."""
+    if not latex:
+        return
+    with st.container(key=f"{FORMULAS}_{key}"):
+        for one in latex:
+            st.markdown(f"${one}$")
 
 
 def metric(m: Metric) -> None:
@@ -80,14 +91,15 @@ def show_section(
     fig = _figure(section, slide) if chart else None
     text_col, fig_col = st.columns([1, 1], gap="medium") if fig else (st.container(), None)
     held = live is not None and live.held
+    key = place or section.key
     with text_col:
-        _setting(section, control)
+        _setting(section, control, key)
         answered = _answered(section, quiz and live is None, slide)  # a class answers instead
-        shown = _result(section, answered=answered, held=held, slide=slide)
+        shown = _result(section, answered=answered, held=held, slide=slide, key=key)
         if live is not None and not live.revealed:
             live.panel()
     if shown:
-        _beside_and_below(section, fig, fig_col, key=place or section.key, slide=slide)
+        _beside_and_below(section, fig, fig_col, key=key, slide=slide)
 
 
 def _figure(section: Section, slide: bool) -> Figure | None:
@@ -96,14 +108,13 @@ def _figure(section: Section, slide: bool) -> Figure | None:
     return fig if fig is not None and (fig.on_slide or not slide) else None
 
 
-def _setting(section: Section, control: Control | None) -> None:
+def _setting(section: Section, control: Control | None, key: str) -> None:
     """What comes before the question: the explanation, the page's widgets, the formulas."""
     if section.explanation:
         st.markdown(section.explanation)
     if control is not None:
         control()
-    for latex in section.formulas:
-        formula(latex)
+    formulas(section.formulas, key)
 
 
 def _answered(section: Section, quiz: bool, slide: bool) -> bool:
@@ -114,7 +125,7 @@ def _answered(section: Section, quiz: bool, slide: bool) -> bool:
     return ask(section.question, typed=not slide)
 
 
-def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> bool:
+def _result(section: Section, *, answered: bool, held: bool, slide: bool, key: str) -> bool:
     """The finding, worked formulas and numbers once answered, unless a live class holds them;
     otherwise a "?" where they go, and what shows them. True when the result is shown."""
     if not answered:
@@ -126,8 +137,7 @@ def _result(section: Section, *, answered: bool, held: bool, slide: bool) -> boo
         return False
     if section.finding:
         st.markdown(section.finding)
-    for latex in section.worked:
-        formula(latex)
+    formulas(section.worked, f"{key}_worked")
     _numbers(section, slide)
     return True
 

@@ -45,10 +45,12 @@ KEY = "lnlab_live"  # the component's key: its state is session_state[KEY]
 FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the browser's works
 _STATUS_FAILED = "failed"
 
-# The component's own script: it loads the lesson's modules and KaTeX from the app's static
-# files once per page, and tells Python if anything fails.
+# The component's own script: it loads the lesson's modules from the app's static files once per
+# page, and KaTeX when a lesson first needs a formula the page has not drawn
+# (static/lnlab/math.mjs), and tells Python if anything fails.
 LOADER = """
 const loading = new Map(); // module -> its promise: a page's lessons load once per page
+let katex = null; // KaTeX's promise, once a lesson asked for it
 
 function katexStyles(base) {
   return new Promise((loaded, failed) => {
@@ -63,18 +65,24 @@ function katexStyles(base) {
   });
 }
 
-function load(base, module) {
-  const katex = Promise.all([import(base + "katex/katex.min.js"), katexStyles(base)]);
-  return Promise.all([import(`${base}lnlab/${module}.mjs`), katex.then(() => self.katex)]);
+function loadKatex(base) {
+  katex ??= Promise.all([import(base + "katex/katex.min.js"), katexStyles(base)]).then(
+    () => self.katex,
+    (err) => {
+      katex = null; // the next formula tries again
+      throw err;
+    },
+  );
+  return katex;
 }
 
 export default async function (component) {
   const module = component.data.module;
   try {
     const base = new URL(component.data.base, window.location.origin).href;
-    if (!loading.has(module)) loading.set(module, load(base, module));
-    const [lesson, katex] = await loading.get(module);
-    return lesson.mount(component, katex);
+    if (!loading.has(module)) loading.set(module, import(`${base}lnlab/${module}.mjs`));
+    const lesson = await loading.get(module);
+    return lesson.mount(component, () => loadKatex(base));
   } catch (err) {
     loading.delete(module);
     component.setStateValue("status", "failed: " + ((err && err.message) || err));

@@ -15,7 +15,6 @@ from lnlab.ui.rerun import pace
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 PRESENT_KEY = "present"  # the mode itself: a plain session key, so it survives page switches
-FIGURE_FORMATS = ("png", "svg")
 
 
 @dataclass(frozen=True)
@@ -138,23 +137,7 @@ def page_setup(title: str) -> None:
     classroom.keep_in_url()
     classroom.sidebar_start()
     _presenter_switch()
-    _figure_format_choice()
     sidebar_score()
     st.html(BASE_CSS)
     landing()  # where the focus goes after the action that started this run, if it said
     check_text_sizes()
-
-
-def _figure_format_choice() -> None:
-    """The sidebar's choice of download format for every chart's toolbar (kept across pages)."""
-    st.session_state.setdefault("figure_format", "png")
-    st.sidebar.radio(
-        "Chart download format",
-        FIGURE_FORMATS,
-        index=FIGURE_FORMATS.index(st.session_state["figure_format"]),
-        key="figure_format_radio",
-        horizontal=True,
-        on_change=lambda: st.session_state.update(
-            figure_format=st.session_state["figure_format_radio"]
-        ),
-    )

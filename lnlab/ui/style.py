@@ -58,11 +58,12 @@ html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !impo
   position: absolute !important; width: 1px; height: 1px; padding: 0; margin: -1px;
   overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0;
 }
-.lnlab-formula p { line-height: 2.4; margin-bottom: 0.2rem; }
-/* a formula with fractions under one whose fractions have subscripts (x_i / sigma_eps): the
-   upper denominator clears the lower numerator */
-[data-testid="stElementContainer"]:has(.lnlab-formula .mfrac .msupsub)
-  + [data-testid="stElementContainer"]:has(.lnlab-formula .mfrac) { margin-top: 0.9rem; }
+/* a section's formulas (lnlab.ui.lesson.formulas, a keyed container), and a formula with
+   fractions under one whose fractions have subscripts (x_i / sigma_eps): the upper denominator
+   clears the lower numerator */
+[class*="st-key-lnlab_formulas"] p { line-height: 2.4; margin-bottom: 0.2rem; }
+[class*="st-key-lnlab_formulas"] > [data-testid="stElementContainer"]:has(.mfrac .msupsub)
+  + [data-testid="stElementContainer"]:has(.mfrac) { margin-top: 0.9rem; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
 /* how to join a class (lnlab.ui.classroom.teacher.join_card): the code on one line, as big as
    its box allows (11 characters of 0.6 em and 0.08 em apart: 7.5 em), the QR code whole; in

@@ -1,8 +1,9 @@
 // What every lesson drawn in the page shares (lnlab.ui.live mounts one): the navigation
 // (Previous/Next, the section chooser, "Show every section", the arrow and page keys), the
 // section's heading, callout and explanation, the revisions that keep the page and Python in
-// step, hiding Python's own lesson once this one draws, KaTeX, and the polite live region.
-// A lesson (step_through.mjs, padding.mjs) subclasses LiveLesson and draws its own numbers.
+// step, hiding Python's own lesson once this one draws, the formulas (math.mjs), and the polite
+// live region. A lesson (step_through.mjs, padding.mjs) subclasses LiveLesson and draws its own
+// numbers.
 //
 // Every change carries a revision number; Python echoes the last one it applied. A value changed
 // here since that echo is kept, so an echo from the server never snaps back a slider being dragged.
@@ -10,6 +11,7 @@
 // What a section shows (its words, formulas, numbers, figure) is drawn once per value and kept in
 // the page, laid out but hidden, while another is shown (`view`): going back to a section then
 // costs the browser no style or layout work, and a Next paints within the frame it was pressed in.
+import { Formulas } from "./math.mjs";
 
 const SEND_STEP_AFTER_MS = 400; // a pause after the last Next or key press
 const ANNOUNCE_AFTER_MS = 300;
@@ -38,7 +40,7 @@ const lessons = new WeakMap();
  * finished): the lesson is taken down only once its element has left the page.
  */
 export function mounter(Lesson) {
-  return (component, katex) => {
+  return (component, loadKatex) => {
     const host = component.parentElement;
     let lesson = lessons.get(host);
     if (lesson && !(lesson instanceof Lesson)) {
@@ -46,7 +48,7 @@ export function mounter(Lesson) {
       lesson = undefined;
     }
     if (!lesson) {
-      lesson = new Lesson(host, katex, component.setStateValue);
+      lesson = new Lesson(host, loadKatex, component.setStateValue);
       lessons.set(host, lesson);
     }
     lesson.receive(component.data);
@@ -121,10 +123,15 @@ function isMath(part) {
  * - `announcement(name)`: the sentence said once the user lets go of `name`.
  */
 export class LiveLesson {
-  constructor(host, katex, send, fields) {
+  constructor(host, loadKatex, send, fields) {
     this.host = host;
-    this.katex = katex;
     this.sendState = send;
+    this.formulas = new Formulas({
+      load: loadKatex,
+      redraw: () => this.redraw(),
+      patient: () => this.root.hidden && Boolean(this.data?.fallback),
+      failed: (why) => this.sendState("status", `failed: ${why}`),
+    });
     this.fields = fields;
     this.id = `lnlab-live-${++made}`;
     this.rev = null; // the last revision made here (Python echoes the last it applied)
@@ -203,8 +210,25 @@ export class LiveLesson {
     this.shownStep = null; // draw everything: the words and presenter mode may have changed
     this.layout();
     this.render();
-    this.show();
+    this.showWhenDrawn();
     this.markSynced();
+  }
+
+  /** Show the lesson once its formulas are drawn (math.mjs: the first view waits a while for
+   * Python's lesson under it to draw them), so that it shows whole, never a formula's TeX. */
+  showWhenDrawn() {
+    if (this.formulas.complete()) this.show();
+  }
+
+  /** Draw every view again: formulas drawn as their TeX meanwhile can now be drawn. */
+  redraw() {
+    for (const views of this.views.values()) for (const node of views.values()) node.remove();
+    this.views.clear();
+    this.shownViews.clear();
+    this.shownStep = null;
+    this.layout();
+    this.render();
+    this.showWhenDrawn();
   }
 
   /** Python's link `query` as of revision `rev`: an older one than the route last gave is not
@@ -425,7 +449,7 @@ export class LiveLesson {
   }
 
   math(latex) {
-    return this.katex.renderToString(latex, { throwOnError: false, output: "htmlAndMathml" });
+    return this.formulas.html(latex);
   }
 
   /** A section's explanation: text with $...$ math and **bold** (all the Markdown they use). */
@@ -557,6 +581,7 @@ export class LiveLesson {
   destroy() {
     window.removeEventListener("keydown", this.onKey, true);
     this.resize.disconnect();
+    this.formulas.stop();
     for (const timer of Object.values(this.timers)) clearTimeout(timer);
     document.getElementById(FALLBACK_STYLE)?.remove();
     lessons.delete(this.host);

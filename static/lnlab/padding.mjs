@@ -54,8 +54,8 @@ export function statisticSymbol(pick, index, features) {
 }
 
 class PaddingLesson extends LiveLesson {
-  constructor(host, katex, send) {
-    super(host, katex, send, FIELDS);
+  constructor(host, loadKatex, send) {
+    super(host, loadKatex, send, FIELDS);
   }
 
   valuesOf(data) {

@@ -40,8 +40,8 @@ export function parseNumber(text) {
 }
 
 class StepLesson extends LiveLesson {
-  constructor(host, katex, send) {
-    super(host, katex, send, FIELDS);
+  constructor(host, loadKatex, send) {
+    super(host, loadKatex, send, FIELDS);
     this.editing = null; // the cell being typed in
   }
 

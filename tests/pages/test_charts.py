@@ -36,3 +36,20 @@ def test_every_chart_is_named_summed_up_readable_and_has_its_numbers(page):
     at.run()
     tables = [h for h in at.get("html") if NUMBERS_REGION.search(h.proto.body)]
     assert len(tables) == len(charts), f"{len(tables)} tables for {len(charts)} charts"
+
+
+def test_one_download_format_for_every_chart_across_pages():
+    """The format chosen beside one interactive chart (in its popover, where its radio's code
+    loads only when opened) is every chart's, on this page and the next."""
+    at = page_test("pages/transformer.py").run()
+    next(t for t in at.toggle if t.label == "Show every section").set_value(True).run()
+    formats = [r for r in at.radio if (r.key or "").startswith("format_")]
+    assert len(formats) == len(at.get("plotly_chart")) > 1
+    formats[0].set_value("svg").run()
+    formats = [r for r in at.radio if (r.key or "").startswith("format_")]
+    assert {r.value for r in formats} == {"svg"}
+    for chart in at.get("plotly_chart"):
+        assert json.loads(chart.proto.config)["toImageButtonOptions"]["format"] == "svg"
+    at.switch_page("pages/padding.py").run()
+    next(t for t in at.toggle if t.label == "Show every section").set_value(True).run()
+    assert {r.value for r in at.radio if (r.key or "").startswith("format_")} == {"svg"}
