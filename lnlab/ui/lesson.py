@@ -25,7 +25,13 @@ from lnlab.ui.lesson_hooks import ClassSlide, live_class
 from lnlab.ui.links import catch_up, forget_arrival, link_params, share_link
 from lnlab.ui.page import presenting
 from lnlab.ui.quiz import ask, verdict
-from lnlab.ui.rerun import drew_section, pace, rerun_if_asked
+from lnlab.ui.rerun import (
+    above_lesson,
+    drew_section,
+    pace,
+    rerun_if_above_changed,
+    rerun_if_asked,
+)
 
 Control = Callable[[], None]
 
@@ -200,6 +206,7 @@ def lesson_view(
     redraw it. The page's link is kept current from the fragment, so it names the section on
     screen. `live` names the first sections the browser computes and draws (lnlab.ui.live).
     """
+    above_lesson(f.key for f in fields)
     _lesson_fragment(build, page, slide_key, fields, dict(controls or {}), quiz_key, live)
     if after is not None and not presenting():
         after()
@@ -218,6 +225,7 @@ def _lesson_fragment(
     pace(fragment=True)
     catch_up()  # a step the browser posted by the route (lnlab.ui.server.steps)
     rerun_if_asked()
+    rerun_if_above_changed()
     live_class().keep_open()  # a teacher moving through the slides keeps their class open
     landing()
     lesson = build()

@@ -1,9 +1,12 @@
 """Reruns a page asks for: a whole-page rerun from inside a fragment, a section the lesson
-never drew, and the pace of a session's runs where the app's server does not pace them."""
+never drew, a box above the lesson changed in a run of the lesson alone, and the pace of a
+session's runs where the app's server does not pace them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 import streamlit as st
 
@@ -17,6 +20,7 @@ class Reruns:
 
     full: bool = False  # a callback asked for a whole-page rerun (rerun_app)
     drawn: tuple[str, str, int] | None = None  # (page's script, slide key, section) last drawn
+    above: dict[str, Any] = field(default_factory=dict)  # see above_lesson
 
 
 def rerun_app() -> None:
@@ -34,6 +38,40 @@ def rerun_if_asked() -> None:
     if reruns.full:
         reruns.full = False
         st.rerun(scope="app")
+
+
+def above_lesson(keys: Iterable[str]) -> None:
+    """Record the values of the widgets among `keys` that this whole-page run drew before the
+    lesson (the page's boxes, as the lesson is built from them); call before the lesson's
+    fragment."""
+    ss = st.session_state
+    state.of(Reruns).above = {k: ss[k] for k in keys if sessions.drew_widget(k) and k in ss}
+
+
+def rerun_if_above_changed() -> None:
+    """In a run of the lesson's fragment alone: rerun the whole page if a box above the lesson
+    no longer holds the value the lesson was built from.
+
+    Streamlit calls the callback of every widget whose value a message changed, outside the
+    fragment too, even in a run of the fragment alone. Under load an edit of the embeddings
+    (Ctrl+Enter) reached the server that way once in a few dozen runs of the browser suite:
+    its callback ran, no whole-page run followed, and the page, the lesson and the link stayed
+    on the old numbers (tests/browser/test_lessons.py; bench/results/history.md, 2026-11-29).
+    """
+    if not sessions.runs_fragments_alone():
+        return
+    ss = st.session_state
+    for key, value in state.of(Reruns).above.items():
+        if not _same(ss.get(key), value):
+            st.rerun(scope="app")
+            return
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays and the like: no one truth value
+        return False
 
 
 def drew_section(slide_key: str, at: int) -> None:

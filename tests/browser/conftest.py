@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -281,6 +282,28 @@ def start_server(
     raise RuntimeError(
         f"streamlit was not healthy after {SERVER_START_TIMEOUT_S:.0f}s:\n{server.log_tail()}"
     )
+
+
+STACKS_WAIT_S = 5.0  # how long a failed test's report waits for the server's stacks
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A failed test's report carries every thread's stack in the app's server (SIGUSR1,
+    lnlab.ui.server) and the end of its log: what a run that never ended was waiting on."""
+    outcome = yield
+    report = outcome.get_result()
+    server = getattr(item, "funcargs", {}).get("streamlit_server")
+    if report.when != "call" or not report.failed or not isinstance(server, StreamlitServer):
+        return
+    if server.process.poll() is not None:
+        return
+    before = len(server.log())
+    server.process.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + STACKS_WAIT_S
+    while "Thread 0x" not in server.log()[before:] and time.monotonic() < deadline:
+        time.sleep(0.1)  # a bounded wait for diagnostics; the test has already failed
+    report.sections.append(("the app server's threads and log", server.log_tail(20000)))
 
 
 @pytest.fixture(scope="session")

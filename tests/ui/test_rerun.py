@@ -18,10 +18,11 @@ def reruns(monkeypatch):
     ctx = SimpleNamespace(fragment_ids_this_run=["pulse"], page_script_hash="p")
     monkeypatch.setattr(rerun.sessions, "_ctx", lambda: ctx)
     monkeypatch.setattr(rerun.st, "rerun", lambda scope: asked.append(scope))
-    for key in ("slide", state.key(rerun.Reruns)):
+    keys = ("slide", "box", "other", state.key(rerun.Reruns))
+    for key in keys:
         st.session_state.pop(key, None)
     yield SimpleNamespace(asked=asked, ctx=ctx)
-    for key in ("slide", state.key(rerun.Reruns)):
+    for key in keys:
         st.session_state.pop(key, None)
 
 
@@ -50,6 +51,33 @@ def test_nothing_in_a_whole_page_run_or_on_another_page(reruns):
     reruns.ctx.page_script_hash = "p"
     reruns.ctx.fragment_ids_this_run = []  # a whole-page run: the lesson draws in it
     rerun.redraw_if_lost()
+    assert reruns.asked == []
+
+
+def test_a_box_above_the_lesson_changed_in_the_lessons_run_alone_reruns_the_page(reruns):
+    """The values recorded are those of the widgets the whole-page run drew before the lesson;
+    a run of the lesson alone that finds one changed (its callback ran there) reruns the page."""
+    reruns.ctx.fragment_ids_this_run = []
+    reruns.ctx.shared = SimpleNamespace(widget_user_keys_this_run={"box"})
+    st.session_state.update(box="2, 4, 6, 8", other=1)
+    rerun.above_lesson(["box", "other", "slide"])
+    assert state.of(rerun.Reruns).above == {"box": "2, 4, 6, 8"}
+    st.session_state.box = "1, 2, 3, 10"
+    rerun.rerun_if_above_changed()  # a whole-page run draws the new numbers itself
+    assert reruns.asked == []
+    reruns.ctx.fragment_ids_this_run = ["lesson"]
+    st.session_state.other = 2  # not drawn above the lesson: the lesson's own
+    rerun.rerun_if_above_changed()
+    assert reruns.asked == ["app"]
+
+
+def test_the_lessons_run_alone_with_the_boxes_unchanged_asks_for_nothing(reruns):
+    reruns.ctx.fragment_ids_this_run = []
+    reruns.ctx.shared = SimpleNamespace(widget_user_keys_this_run={"box"})
+    st.session_state.box = "2, 4, 6, 8"
+    rerun.above_lesson(["box"])
+    reruns.ctx.fragment_ids_this_run = ["lesson"]
+    rerun.rerun_if_above_changed()
     assert reruns.asked == []
 
 

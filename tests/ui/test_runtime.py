@@ -155,6 +155,9 @@ def _reads() -> None:  # an AppTest script: what lnlab.ui.runtime.sessions reads
     st.session_state.page = [sessions.session_id(), sessions.page_hash()]
     st.session_state.alone = sessions.runs_fragments_alone()
     st.session_state.outside = sessions.fragment_id()
+    st.session_state.drawn = [sessions.drew_widget("box")]
+    st.text_input("Box", key="box")
+    st.session_state.drawn.append(sessions.drew_widget("box"))
 
     @st.fragment
     def part() -> None:
@@ -170,10 +173,11 @@ def test_the_readers_answer_inside_a_run():
     assert session and page
     assert at.session_state.alone is False and at.session_state.outside is None
     assert at.session_state.inside  # the fragment's own id
+    assert at.session_state.drawn == [False, True]
 
 
 def test_the_readers_answer_neutrally_outside_a_run():
     assert (sessions.session_id(), sessions.page_hash(), sessions.query_string()) == ("", "", "")
     assert sessions.fragment_id() is None and not sessions.runs_fragments_alone()
-    assert not sessions.history_navigation()
+    assert not sessions.history_navigation() and not sessions.drew_widget("box")
     assert sessions.tell_browser("no-session", "page", "a=1") is False

@@ -7,9 +7,9 @@ tests/ui/test_runtime.py fails when one of them stops answering inside a real ru
 
 - The run's identity: `session_id`, `page_hash` (the page's script hash), `fragment_id` (the
   fragment running now), `runs_fragments_alone` (a fragment's own run, not a whole page's),
-  `query_string` (the address the message that started the run carried) and
-  `history_navigation` (the run comes from the browser's Back or Forward). `st.context` has the
-  URL but none of these.
+  `query_string` (the address the message that started the run carried),
+  `history_navigation` (the run comes from the browser's Back or Forward) and `drew_widget`
+  (the widgets drawn so far in this run). `st.context` has the URL but none of these.
 - `set_timer`: the browser's timer that reruns a fragment, as `st.fragment(run_every=)` sets
   it, but changed by the fragment's own run (lnlab.ui.pulse: an hour while the browser
   reads pulses, seconds when it cannot). No upstream issue found that asks to change
@@ -47,6 +47,12 @@ def query_string() -> str:
 def history_navigation() -> bool:
     """Whether this run comes from the browser's Back or Forward."""
     return bool(getattr(_ctx(), "is_history_navigation", False))
+
+
+def drew_widget(key: str) -> bool:
+    """Whether this run has drawn the widget keyed `key` so far (False outside a run)."""
+    keys = getattr(getattr(_ctx(), "shared", None), "widget_user_keys_this_run", None)
+    return keys is not None and key in keys
 
 
 def runs_fragments_alone() -> bool:

@@ -14,11 +14,14 @@ cluster: the same routes, headers, page shell and warm-up in every way the app i
   that they answer under any base path (server.baseUrlPath, a proxy's prefix).
 - lifespan: the patches of Streamlit's internals that the app cannot do without
   (lnlab.ui.runtime.install), torch and the pages' modules imported (`warm.warm`), large
-  freed blocks returned to the system, the heavy-work worker started ahead.
+  freed blocks returned to the system, the heavy-work worker started ahead; SIGUSR1 prints
+  every thread's stack to the log.
 """
 
 from __future__ import annotations
 
+import faulthandler
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -32,11 +35,19 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     from lnlab.ui.server import steps, warm
 
     runtime.install()
+    _stacks_on_signal()
     steps.open_route()
     warm.return_large_blocks()
     print(f"lnlab: modules loaded in {warm.warm():.1f} s", flush=True)
     worker.HEAVY.ahead = True  # the training lab and the GPU page start it when opened
     yield
+
+
+def _stacks_on_signal() -> None:
+    """`kill -USR1 <pid>` prints every thread's stack to the server's log: what a stuck run
+    waits on (the browser tests send it when one fails)."""
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def middleware() -> list[Any]:
