@@ -29,6 +29,7 @@ import streamlit as st
 
 from lnlab.serving.networks import visitor
 from lnlab.ui import state
+from lnlab.ui.server.shell import asset_url
 
 BROWSER_COOKIE = "lnlab_browser"
 TEACHER_COOKIE = "lnlab_teacher"
@@ -80,7 +81,8 @@ def write_cookies() -> None:
         age = cookies.ages.get(name, 0)
         cookie = f"{name}={value or ''}; Path=/; SameSite=Strict; Max-Age={age}"
         st.sidebar.html(
-            f'<script src="./lnlab-cookie.js" data-cookie="{html.escape(cookie)}"></script>',
+            f'<script src="{asset_url("lnlab-cookie.js")}" '
+            f'data-cookie="{html.escape(cookie)}"></script>',
             unsafe_allow_javascript=True,
         )
 

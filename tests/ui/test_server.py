@@ -4,6 +4,7 @@ files; the headers on every answer)."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import streamlit
@@ -42,7 +43,8 @@ def test_the_head_goes_after_the_title_before_streamlits_scripts_once():
     assert shell._rules(BASE_CSS) in head
     assert "html.lnlab-present {\n" + shell._rules(PRESENTER_CSS) in head
     assert '<meta name="referrer" content="no-referrer" />' in head
-    assert '<script src="./lnlab-assist.js"></script>' in head  # a file: no inline script
+    assert f'<script src="{shell.asset_url("lnlab-assist.js")}"></script>' in head  # a file
+    assert shell.asset_url("lnlab-assist.js").startswith("./lnlab-assist.js?v=")
     assert "<script>" not in head
 
 
@@ -61,14 +63,16 @@ async def _streamlit(scope, receive, send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _get(app, path: str, method: str = "GET") -> tuple[dict, bytes]:
+def _get(
+    app, path: str, method: str = "GET", *, query: str = "", gzipped: bool = True
+) -> tuple[dict, bytes]:
     sent: list[dict] = []
 
     async def record(message) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": method, "path": path}
-    scope["headers"] = [(b"accept-encoding", b"gzip")]
+    scope = {"type": "http", "method": method, "path": path, "query_string": query.encode()}
+    scope["headers"] = [(b"accept-encoding", b"gzip")] if gzipped else []
     run_coroutine(app(scope, None, record))
     return sent[0], b"".join(m.get("body", b"") for m in sent[1:])
 
@@ -77,15 +81,29 @@ def test_every_page_path_gets_the_shell_and_every_file_is_left_alone():
     app = shell.Shell(_streamlit)
     for page in ("/", "/step_through", "/padding"):
         start, body = _get(app, page)
-        assert shell.MARK.encode() in body, page
-        assert dict(start["headers"])[b"content-length"] == str(len(body)).encode()
+        headers = dict(start["headers"])
+        assert headers[b"content-encoding"] == b"gzip" and headers[b"vary"] == b"Accept-Encoding"
+        assert shell.MARK.encode() in gzip.decompress(body), page
+        assert headers[b"content-length"] == str(len(body)).encode()
+        start, body = _get(app, page, gzipped=False)
+        assert shell.MARK.encode() in body and b"content-encoding" not in dict(start["headers"])
     for path in ("/favicon.png", "/static/js/index.js", "/_stcore/health", "/_lnlab/pulse/X"):
         start, body = _get(app, path)
         assert shell.MARK.encode() not in body, path
+
+
+def test_the_apps_scripts_are_gzipped_and_kept_a_year_at_their_versioned_address():
+    app = shell.Shell(_streamlit)
     for name, path in shell.ASSETS.items():
-        start, body = _get(app, f"/{name}")
-        assert body == path.read_bytes()
-        assert dict(start["headers"])[b"content-type"].startswith(b"text/javascript")
+        query = shell.asset_url(name).split("?", 1)[1]
+        start, body = _get(app, f"/{name}", query=query)
+        headers = dict(start["headers"])
+        assert gzip.decompress(body) == path.read_bytes()
+        assert headers[b"content-encoding"] == b"gzip"
+        assert headers[b"content-type"].startswith(b"text/javascript")
+        assert headers[b"cache-control"] == shell.IMMUTABLE
+        start, body = _get(app, f"/{name}", query="v=old", gzipped=False)
+        assert body == path.read_bytes() and dict(start["headers"])[b"cache-control"] == b"no-cache"
 
 
 def test_every_answer_says_no_referrer_and_websockets_pass():
@@ -149,7 +167,10 @@ def _asked(app, path: str, method: str = "GET", gzip_ok: bool = True) -> tuple[d
 def test_a_page_asked_by_head_gets_its_length_and_no_body():
     start, body = _asked(shell.Shell(_streamlit), "/padding", method="HEAD")
     assert start["status"] == 200 and body == b""
-    assert int(dict(start["headers"])[b"content-length"]) > len(INDEX)  # the shell's length
+    got, whole = _asked(shell.Shell(_streamlit), "/padding")
+    length = dict(start["headers"])[b"content-length"]
+    assert length == dict(got["headers"])[b"content-length"] == str(len(whole)).encode()
+    assert shell.MARK.encode() in gzip.decompress(whole)  # the shell's page, gzipped
 
 
 def test_static_files_go_gzipped_once_and_everything_else_as_it_was():

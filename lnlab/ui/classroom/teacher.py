@@ -60,6 +60,7 @@ from lnlab.ui.classroom.common import (
     teaching,
 )
 from lnlab.ui.pulse import COUNTS, following, watch
+from lnlab.ui.server.shell import asset_url
 
 # ---------------------------------------------------------------- ending the class
 
@@ -180,7 +181,7 @@ def teacher_link_copy() -> None:
         f'data-link="{html.escape(link)}">Copy the teacher link</button> '
         '<span id="lnlab-copy-status" role="status">To teach this class from another device: '
         "it is copied, never shown.</span></div>"
-        '<script src="./lnlab-copy.js"></script>',  # lnlab/ui/assets/copy.js
+        f'<script src="{asset_url("lnlab-copy.js")}"></script>',  # lnlab/ui/assets/copy.js
         unsafe_allow_javascript=True,
     )
 

@@ -95,6 +95,14 @@ async def send_json(send: Send, status: int, body: Any, *, close: bool = False) 
     await send({"type": "http.response.body", "body": data})
 
 
+def accepts_gzip(scope: dict[str, Any]) -> bool:
+    """Whether the request's Accept-Encoding takes gzip."""
+    for name, value in scope.get("headers", []):
+        if name == b"accept-encoding":
+            return any(p.split(b";")[0].strip() in (b"gzip", b"*") for p in value.split(b","))
+    return False
+
+
 async def buffered(app: Any, scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any], bytes]:
     """What `app` answers a GET of `scope` (a HEAD asked as a GET, so that its length is the
     body's), uncompressed (no Accept-Encoding passed on): its start message and whole body."""

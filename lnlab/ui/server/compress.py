@@ -22,7 +22,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from lnlab.ui.server.asgi import buffered, send_whole
+from lnlab.ui.server.asgi import accepts_gzip, buffered, send_whole
 
 PREFIXES = ("static/", "app/static/")  # after the app's base path
 KINDS = (b"text/", b"application/javascript", b"application/json", b"image/svg+xml")
@@ -56,13 +56,6 @@ class Compressed:
                 self.size -= len(self._kept.popitem(last=False)[1])
 
 
-def _accepts_gzip(scope: dict[str, Any]) -> bool:
-    for name, value in scope.get("headers", []):
-        if name == b"accept-encoding":
-            return any(p.split(b";")[0].strip() in (b"gzip", b"*") for p in value.split(b","))
-    return False
-
-
 def _has(scope: dict[str, Any], header: bytes) -> bool:
     return any(name == header for name, _ in scope.get("headers", []))
 
@@ -85,7 +78,7 @@ class Compress:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         plain = scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD")
-        asks = not plain and (_accepts_gzip(scope) or _has(scope, b"if-none-match"))
+        asks = not plain and (accepts_gzip(scope) or _has(scope, b"if-none-match"))
         if not asks or not _static(scope.get("path", "")):
             await self.app(scope, receive, send)  # nothing to add: Streamlit answers as it does
             return
@@ -97,7 +90,7 @@ class Compress:
             return
         kind = headers.get(b"content-type", b"")
         whole = start.get("status") == 200 and b"content-encoding" not in headers
-        if not (_accepts_gzip(scope) and whole and kind.startswith(KINDS)) or len(body) < MIN_BYTES:
+        if not (accepts_gzip(scope) and whole and kind.startswith(KINDS)) or len(body) < MIN_BYTES:
             await send_whole(send, scope, start, body)
             return
         key = (scope["path"], etag + headers.get(b"last-modified", b""))

@@ -20,12 +20,14 @@ served with these added; `ASSETS` are served at the app's root. Nothing else cha
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from lnlab.ui.server.asgi import buffered, send_whole
+from lnlab.ui.server.asgi import accepts_gzip, buffered, send_whole
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 ASSETS_DIR = Path(__file__).parents[1] / "assets"
@@ -36,14 +38,26 @@ COPY_JS = ASSETS_DIR / "copy.js"
 # they work under any base path.
 ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS, "lnlab-copy.js": COPY_JS}
 MARK = "<!-- lnlab shell -->"
-SCRIPT_START = {  # how ASSETS are answered (send_whole sets the length)
-    "type": "http.response.start",
-    "status": 200,
-    "headers": [
-        (b"content-type", b"text/javascript; charset=utf-8"),
-        (b"cache-control", b"no-cache"),
-    ],
-}
+IMMUTABLE = b"public, max-age=31536000, immutable"  # a versioned address never changes
+
+
+@cache
+def _asset(name: str) -> tuple[bytes, bytes, str]:
+    """Asset `name`: the file, gzipped, and its version (12 hex digits of its SHA-256)."""
+    data = ASSETS[name].read_bytes()
+    return data, gzip.compress(data, 9, mtime=0), hashlib.sha256(data).hexdigest()[:12]
+
+
+def asset_url(name: str) -> str:
+    """The address a page loads asset `name` by: relative, as Streamlit's own files (so under
+    any base path), and versioned by its content, so a browser keeps it for a year."""
+    return f"./{name}?v={_asset(name)[2]}"
+
+
+@lru_cache(maxsize=8)
+def _gzipped(page: bytes) -> bytes:
+    """A page's HTML gzipped: the same for every page of a process, compressed once."""
+    return gzip.compress(page, 9, mtime=0)
 
 
 def _rules(css: str) -> str:
@@ -59,7 +73,7 @@ def head() -> str:
     css = f"{_rules(BASE_CSS)}\nhtml.lnlab-present {{\n{_rules(PRESENTER_CSS)}\n}}"
     return (
         f'{MARK}\n<meta name="referrer" content="no-referrer" />\n<style>\n{css}\n</style>\n'
-        '<script src="./lnlab-assist.js"></script>\n'
+        f'<script src="{asset_url("lnlab-assist.js")}"></script>\n'
     )
 
 
@@ -103,7 +117,7 @@ class Shell:
         path = scope.get("path", "")
         name = path.rsplit("/", 1)[-1]
         if name in ASSETS:
-            await send_whole(send, scope, SCRIPT_START, ASSETS[name].read_bytes())
+            await _send_asset(send, scope, name)
             return
         if _page_path(path) is None:
             await self.app(scope, receive, send)
@@ -112,4 +126,32 @@ class Shell:
         kind = dict(start.get("headers", [])).get(b"content-type", b"")
         if start.get("status") == 200 and kind.startswith(b"text/html") and data:
             data = with_head(data.decode("utf-8")).encode("utf-8")
+            if accepts_gzip(scope):
+                data = _gzipped(data)
+                start = _with_headers(start, (b"content-encoding", b"gzip"))
         await send_whole(send, scope, start, data)
+
+
+async def _send_asset(send: Any, scope: dict[str, Any], name: str) -> None:
+    """Asset `name`, gzipped where the browser takes it; kept for a year at its versioned
+    address (asset_url), asked again each time at any other."""
+    data, packed, version = _asset(name)
+    versioned = f"v={version}".encode() in scope.get("query_string", b"").split(b"&")
+    start = {
+        "type": "http.response.start",
+        "status": 200,
+        "headers": [
+            (b"content-type", b"text/javascript; charset=utf-8"),
+            (b"cache-control", IMMUTABLE if versioned else b"no-cache"),
+        ],
+    }
+    if accepts_gzip(scope):
+        data, start = packed, _with_headers(start, (b"content-encoding", b"gzip"))
+    await send_whole(send, scope, start, data)
+
+
+def _with_headers(start: dict[str, Any], *added: tuple[bytes, bytes]) -> dict[str, Any]:
+    """`start` with `added` headers and Vary: Accept-Encoding (its body depends on it)."""
+    names = {b"vary", *(k for k, _ in added)}
+    kept = [(k, v) for k, v in start.get("headers", []) if k not in names]
+    return {**start, "headers": [*kept, *added, (b"vary", b"Accept-Encoding")]}
