@@ -634,6 +634,20 @@ def test_batch_norm_by_hand(cfg):
     assert_allclose(trace.running_var, [1.1, 20.9], **tol)  # 0.9 * 1 + 0.1 * unbiased var
 
 
+@pytest.mark.parametrize("cfg", FLOAT64_CONFIGS, ids=str)
+def test_a_mean_far_below_the_shift_keeps_float64s_precision(cfg):
+    """Hypothesis found it: 0.5911606... and -0.5 among 138 zeros. Shifted by the first value,
+    the sum is about -82.7 for a mean of 6.5e-4, and that sum alone lost 6.4 times float64's
+    precision at the data's scale. The exact mean is the fraction of the inputs, rounded once."""
+    a = 0.5911606026411169
+    x = np.zeros((10, 14, 2))
+    x[0, 0, 0], x[0, 1, 0] = a, -0.5
+    trace = lnlab.batch_norm_trace(x, eps=1e-5, **cfg.kwargs)
+    want = float((Fraction(a) - Fraction(1, 2)) / 140)
+    assert_allclose(trace.mean[0], want, rtol=0, atol=EPS64 * a)
+    assert trace.mean[1] == 0.0
+
+
 @pytest.mark.parametrize(("a", "n"), [(3e153, 64), (2e153, 64), (5e153, 8), (1e154, 4)])
 def test_running_variance_is_finite_where_the_unbiased_variance_is(a, n):
     """Feature 0 alternates a and -a over n tokens: variance a^2, unbiased n / (n - 1) a^2,
