@@ -48,6 +48,24 @@ def test_the_head_goes_after_the_title_before_streamlits_scripts_once():
     assert "<script>" not in head
 
 
+def test_a_page_with_a_lesson_in_the_browser_preloads_its_modules():
+    modules = shell.lesson_modules("step_through")
+    assert modules[0] == "step_through.mjs"
+    assert {"live_lesson.mjs", "numbers.mjs", "latex.mjs"} <= set(modules)
+    assert len(set(modules)) == len(modules)
+    for name in modules:  # each there, and each of its imports among them
+        text = (shell.LESSONS_DIR / name).read_text(encoding="utf-8")
+        assert set(shell._IMPORTS.findall(text)) <= set(modules), name
+    head = shell.head("step_through")
+    for name in modules:
+        assert f'<link rel="modulepreload" href="./app/static/lnlab/{name}" />' in head
+    assert shell.lesson_modules("padding")[0] == "padding.mjs"
+    for page in ("", "class", "transformer", "no-such-page"):
+        assert shell.lesson_modules(page) == () and "modulepreload" not in shell.head(page)
+    _, body = _get(shell.Shell(_streamlit), "/step_through")
+    assert b"lnlab/step_through.mjs" in gzip.decompress(body)
+
+
 async def _streamlit(scope, receive, send) -> None:
     """Streamlit's server as the middleware sees it: index.html for a page's path (gzipped if
     the request allows it, as Streamlit's own middleware does), a file for anything else."""

@@ -38,6 +38,8 @@ COPY_JS = ASSETS_DIR / "copy.js"
 # they work under any base path.
 ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS, "lnlab-copy.js": COPY_JS}
 MARK = "<!-- lnlab shell -->"
+LESSONS_DIR = Path(__file__).parents[3] / "static" / "lnlab"  # the browser's lessons
+_IMPORTS = re.compile(r"""\bfrom\s+["']\./([\w.-]+\.mjs)["']""")  # a lesson's static imports
 IMMUTABLE = b"public, max-age=31536000, immutable"  # a versioned address never changes
 
 
@@ -54,9 +56,9 @@ def asset_url(name: str) -> str:
     return f"./{name}?v={_asset(name)[2]}"
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=32)
 def _gzipped(page: bytes) -> bytes:
-    """A page's HTML gzipped: the same for every page of a process, compressed once."""
+    """A page's HTML gzipped, compressed once per process (one HTML per page)."""
     return gzip.compress(page, 9, mtime=0)
 
 
@@ -65,24 +67,62 @@ def _rules(css: str) -> str:
     return re.sub(r"</?style>", "", css).strip()
 
 
-@cache
-def head() -> str:
-    """What goes into the page's <head>: the app's CSS, presenter mode's under
-    html.lnlab-present (CSS nesting: the assist script sets the class from `present=1`), and
-    the assist script."""
+def head(page: str = "") -> str:
+    """What goes into the <head> of page `page` ("" for home, "padding"): the app's CSS,
+    presenter mode's under html.lnlab-present (CSS nesting: the assist script sets the class
+    from `present=1`), the assist script, and a modulepreload of each module of the page's
+    browser lesson (lesson_modules)."""
+    return _head(lesson_modules(page))
+
+
+@cache  # one per page with a lesson in the browser, one for the others
+def _head(modules: tuple[str, ...]) -> str:
     css = f"{_rules(BASE_CSS)}\nhtml.lnlab-present {{\n{_rules(PRESENTER_CSS)}\n}}"
+    preloads = "".join(
+        f'<link rel="modulepreload" href="./app/static/lnlab/{m}" />\n' for m in modules
+    )
     return (
         f'{MARK}\n<meta name="referrer" content="no-referrer" />\n<style>\n{css}\n</style>\n'
-        f'<script src="{asset_url("lnlab-assist.js")}"></script>\n'
+        f'<script src="{asset_url("lnlab-assist.js")}"></script>\n{preloads}'
     )
 
 
-def with_head(page: str) -> str:
-    """Streamlit's index.html with `head()` right after its <title>, before its own scripts."""
+def lesson_modules(page: str) -> tuple[str, ...]:
+    """The module of `page`'s browser lesson (static/lnlab/<page>.mjs, lnlab.ui.live) and every
+    module it imports, each once; () for a page without one.
+
+    The lesson loads them when its component mounts, after the first run, and each import is
+    found only once the module that imports it has arrived: three round trips in a row before
+    the lesson can draw (in the step-through's Lighthouse trace the last arrived at 3.36 s and
+    the largest paint came at 3.38 s, against the one-widget floor's 2.28). Named in the
+    page's HTML, they load beside Streamlit's own scripts."""
+    return _imported(f"{page}.mjs") if page in _lesson_pages() else ()
+
+
+@cache
+def _lesson_pages() -> frozenset[str]:
+    return frozenset(p.stem for p in LESSONS_DIR.glob("*.mjs"))
+
+
+@cache  # one per module in static/lnlab, never one per address asked
+def _imported(first: str) -> tuple[str, ...]:
+    found: list[str] = []
+    todo = [first]
+    while todo:
+        name = todo.pop(0)
+        if name not in found:
+            found.append(name)
+            todo += _IMPORTS.findall((LESSONS_DIR / name).read_text(encoding="utf-8"))
+    return tuple(found)
+
+
+def with_head(page: str, path: str = "") -> str:
+    """Streamlit's index.html with page `path`'s `head()` right after its <title>, before its
+    own scripts."""
     if MARK in page:
         return page
     at = page.index("</title>") + len("</title>")
-    return f"{page[:at]}\n{head()}{page[at:]}"
+    return f"{page[:at]}\n{head(path)}{page[at:]}"
 
 
 # Streamlit's own routes and files: never a page's address
@@ -119,13 +159,14 @@ class Shell:
         if name in ASSETS:
             await _send_asset(send, scope, name)
             return
-        if _page_path(path) is None:
+        page = _page_path(path)
+        if page is None:
             await self.app(scope, receive, send)
             return
         start, data = await buffered(self.app, scope, receive)  # uncompressed: read, added to
         kind = dict(start.get("headers", [])).get(b"content-type", b"")
         if start.get("status") == 200 and kind.startswith(b"text/html") and data:
-            data = with_head(data.decode("utf-8")).encode("utf-8")
+            data = with_head(data.decode("utf-8"), page.strip("/")).encode("utf-8")
             if accepts_gzip(scope):
                 data = _gzipped(data)
                 start = _with_headers(start, (b"content-encoding", b"gzip"))
