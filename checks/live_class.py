@@ -57,7 +57,7 @@ THE_ANSWER = re.compile(r"The answer: \*\*(?P<text>.+?)\*\*")
 
 COOKIE = "SERVERID"  # HAProxy's: which process a browser is pinned to
 BROWSER, CLAIM = "lnlab_browser", "lnlab_teacher"  # the app's (lnlab.ui.claims)
-SCRIPT_COOKIE = re.compile(r'<script src="[^"]*lnlab-cookie\.js" data-cookie="([^"]*)"')
+SCRIPT_COOKIE = re.compile(r'<script src="[^"]*lnlab-cookie\.js(?:\?[^"]*)?" data-cookie="([^"]*)"')
 STEP_TIMEOUT_S = 60.0
 RECONNECT_GIVE_UP_S = 60.0
 NEXT_LIMIT = 8  # slides the teacher goes through looking for a question
@@ -93,10 +93,10 @@ class Tab(Session):
             self.cookies.update({k: m.value for k, m in SimpleCookie(header).items()})
 
     def _run_cookie_scripts(self, page: str) -> None:
-        """What a browser does with the page's cookie scripts, `<script src="./lnlab-cookie.js"
-        data-cookie="name=value; ...; Max-Age=N">` (lnlab.ui.claims keeps the browser's id and
-        the teacher's claim so): keep the cookie, or drop it when its value is empty or its
-        Max-Age 0."""
+        """What a browser does with the page's cookie scripts, `<script
+        src="./lnlab-cookie.js?v=..." data-cookie="name=value; ...; Max-Age=N">`
+        (lnlab.ui.claims keeps the browser's id and the teacher's claim so): keep the cookie,
+        or drop it when its value is empty or its Max-Age 0."""
         for found in SCRIPT_COOKIE.findall(page):
             written = html.unescape(found)
             pair, *attributes = (part.strip() for part in written.split(";"))

@@ -106,7 +106,8 @@ def standardize(
     if valid is not None:
         c = xp.where(valid, c, 0.0)
     if centre:  # corrected two-pass: the centred values' sum is what the first sum lost
-        mean_d = mean_d + ops.sum(c, axis) / n
+        lost = ops.sum(c, axis) / n  # NaN where the group holds an infinity: its mean stays
+        mean_d = xp.where(xp.isfinite(lost), mean_d + lost, mean_d)
     divisor = n - 1 if unbiased else n
     sum_squares = ops.sum_squares(c, axis)
     if ops.squares_intact(sum_squares, n, eps):  # the usual case: no scaling needed

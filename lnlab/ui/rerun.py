@@ -68,6 +68,8 @@ def rerun_if_above_changed() -> None:
 
 
 def _same(a: Any, b: Any) -> bool:
+    if a is b:  # an unchanged widget's value is the same object (and NaN is not == NaN)
+        return True
     try:
         return bool(a == b)
     except (TypeError, ValueError):  # arrays and the like: no one truth value

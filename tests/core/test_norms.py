@@ -648,6 +648,13 @@ def test_a_mean_far_below_the_shift_keeps_float64s_precision(cfg):
     assert trace.mean[1] == 0.0
 
 
+@pytest.mark.parametrize("cfg", FLOAT64_CONFIGS, ids=str)
+def test_a_group_with_an_infinity_has_an_infinite_mean(cfg):
+    """As numpy's and torch's own means: inf, not the NaN its centred values sum to."""
+    trace = lnlab.layer_norm_trace([[1.0, np.inf, 2.0], [1.0, -np.inf, 2.0]], **cfg.kwargs)
+    assert trace.mean.ravel().tolist() == [np.inf, -np.inf]
+
+
 @pytest.mark.parametrize(("a", "n"), [(3e153, 64), (2e153, 64), (5e153, 8), (1e154, 4)])
 def test_running_variance_is_finite_where_the_unbiased_variance_is(a, n):
     """Feature 0 alternates a and -a over n tokens: variance a^2, unbiased n / (n - 1) a^2,

@@ -12,7 +12,7 @@ from helpers import ROOT, run_coroutine
 from streamlit.web.server.app_discovery import discover_asgi_app
 from streamlit.web.server.starlette.starlette_routes import ROUTE_METRICS
 
-from lnlab.ui.server import compress, headers, middleware, shell
+from lnlab.ui.server import asgi, compress, headers, middleware, shell
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 STATIC = Path(streamlit.__file__).parent / "static"
@@ -64,6 +64,87 @@ def test_a_page_with_a_lesson_in_the_browser_preloads_its_modules():
         assert shell.lesson_modules(page) == () and "modulepreload" not in shell.head(page)
     _, body = _get(shell.Shell(_streamlit), "/step_through")
     assert b"lnlab/step_through.mjs" in gzip.decompress(body)
+
+
+def test_imports_are_followed_bare_ones_too_and_a_missing_file_is_passed_over(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "lesson.mjs").write_text(
+        'import { a } from "./a.mjs";\nimport "./b.mjs";\n// see from "./gone.mjs"\n'
+    )
+    (tmp_path / "a.mjs").write_text('export { c } from "./c.mjs";\n')
+    for name in ("b.mjs", "c.mjs"):
+        (tmp_path / name).write_text("export const x = 1;\n")
+    monkeypatch.setattr(shell, "LESSONS_DIR", tmp_path)
+    for cached in (shell._lesson_pages, shell._imported, shell._head):
+        cached.cache_clear()
+    try:
+        assert shell.lesson_modules("lesson") == ("lesson.mjs", "a.mjs", "b.mjs", "c.mjs")
+    finally:
+        for cached in (shell._lesson_pages, shell._imported, shell._head):
+            cached.cache_clear()
+
+
+async def _validated(scope, receive, send) -> None:
+    """Streamlit's index.html as Starlette's static files answer it: an ETag of the file, and
+    a 304 to a browser that names it."""
+    etag = b'"index-etag"'
+    headers = dict(scope["headers"])
+    if headers.get(b"if-none-match") == etag:
+        await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", etag)]})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    start = [(b"content-type", b"text/html; charset=utf-8"), (b"etag", etag)]
+    start += [(b"last-modified", b"Sun, 29 Nov 2026 00:00:00 GMT"), (b"vary", b"Cookie")]
+    await send({"type": "http.response.start", "status": 200, "headers": start})
+    await send({"type": "http.response.body", "body": INDEX})
+
+
+def test_a_page_is_never_a_304_on_index_htmls_validators():
+    """The shell's additions change with the app (its CSS, its scripts' versions), not with
+    index.html: a browser naming index.html's ETag gets the whole page, with no validator."""
+    sent: list[dict] = []
+
+    async def record(message) -> None:
+        sent.append(message)
+
+    for gzipped in (True, False):
+        sent.clear()
+        asked = [(b"if-none-match", b'"index-etag"')]
+        asked += [(b"accept-encoding", b"gzip")] if gzipped else []
+        scope = {"type": "http", "method": "GET", "path": "/", "headers": asked}
+        run_coroutine(shell.Shell(_validated)(scope, None, record))
+        start, body = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
+        headers = dict(start["headers"])
+        assert start["status"] == 200
+        assert shell.MARK.encode() in (gzip.decompress(body) if gzipped else body)
+        assert b"etag" not in headers and b"last-modified" not in headers
+        assert headers[b"cache-control"] == b"no-cache"
+        assert headers[b"vary"] == b"Cookie, Accept-Encoding"  # kept, and added to
+
+
+def test_gzip_is_taken_only_where_the_browser_accepts_it():
+    for value, taken in (
+        (b"gzip", True),
+        (b"br;q=1, gzip;q=0.8", True),
+        (b"GZIP", True),
+        (b"*", True),
+        (b"gzip;q=0", False),
+        (b"*;q=0", False),
+        (b"identity", False),
+        (b"br", False),
+    ):
+        assert asgi.accepts_gzip({"headers": [(b"accept-encoding", value)]}) is taken, value
+    assert not asgi.accepts_gzip({"headers": []})
+
+
+def test_the_class_check_reads_the_cookie_scripts_the_app_writes():
+    """checks/live_class.py plays a browser: it must find the script lnlab.ui.claims writes."""
+    from checks.live_class import SCRIPT_COOKIE
+
+    url = shell.asset_url("lnlab-cookie.js")
+    page = f'<div><script src="{url}" data-cookie="lnlab_browser=b1; Path=/"></script></div>'
+    assert SCRIPT_COOKIE.findall(page) == ["lnlab_browser=b1; Path=/"]
 
 
 async def _streamlit(scope, receive, send) -> None:
@@ -122,6 +203,7 @@ def test_the_apps_scripts_are_gzipped_and_kept_a_year_at_their_versioned_address
         assert headers[b"cache-control"] == shell.IMMUTABLE
         start, body = _get(app, f"/{name}", query="v=old", gzipped=False)
         assert body == path.read_bytes() and dict(start["headers"])[b"cache-control"] == b"no-cache"
+        assert dict(start["headers"])[b"vary"] == b"Accept-Encoding"
 
 
 def test_every_answer_says_no_referrer_and_websockets_pass():

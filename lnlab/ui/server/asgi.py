@@ -96,11 +96,26 @@ async def send_json(send: Send, status: int, body: Any, *, close: bool = False) 
 
 
 def accepts_gzip(scope: dict[str, Any]) -> bool:
-    """Whether the request's Accept-Encoding takes gzip."""
+    """Whether the request's Accept-Encoding takes gzip (named, or as *, with q above 0)."""
     for name, value in scope.get("headers", []):
         if name == b"accept-encoding":
-            return any(p.split(b";")[0].strip() in (b"gzip", b"*") for p in value.split(b","))
+            return any(_takes(p, (b"gzip", b"*")) for p in value.split(b","))
     return False
+
+
+def _takes(part: bytes, codings: tuple[bytes, ...]) -> bool:
+    """Whether one Accept-Encoding item ("gzip;q=0.8") names one of `codings` with q > 0."""
+    coding, *params = (p.strip() for p in part.split(b";"))
+    if coding.lower() not in codings:
+        return False
+    for param in params:
+        key, _, q = param.partition(b"=")
+        if key.strip().lower() == b"q":
+            try:
+                return float(q) > 0
+            except ValueError:
+                return False
+    return True
 
 
 async def buffered(app: Any, scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any], bytes]:

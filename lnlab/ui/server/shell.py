@@ -39,7 +39,10 @@ COPY_JS = ASSETS_DIR / "copy.js"
 ASSETS = {"lnlab-assist.js": ASSIST_JS, "lnlab-cookie.js": COOKIE_JS, "lnlab-copy.js": COPY_JS}
 MARK = "<!-- lnlab shell -->"
 LESSONS_DIR = Path(__file__).parents[3] / "static" / "lnlab"  # the browser's lessons
-_IMPORTS = re.compile(r"""\bfrom\s+["']\./([\w.-]+\.mjs)["']""")  # a lesson's static imports
+# a lesson's static imports: `import { a } from "./x.mjs"`, `export ... from`, `import "./x.mjs"`
+_IMPORTS = re.compile(r"""\b(?:from|import)\s+["']\./([\w.-]+\.mjs)["']""")
+_CONDITIONAL = (b"if-none-match", b"if-modified-since", b"if-range", b"range")
+_VALIDATORS = (b"etag", b"last-modified", b"cache-control", b"accept-ranges")
 IMMUTABLE = b"public, max-age=31536000, immutable"  # a versioned address never changes
 
 
@@ -110,9 +113,14 @@ def _imported(first: str) -> tuple[str, ...]:
     todo = [first]
     while todo:
         name = todo.pop(0)
-        if name not in found:
-            found.append(name)
-            todo += _IMPORTS.findall((LESSONS_DIR / name).read_text(encoding="utf-8"))
+        if name in found:
+            continue
+        try:
+            text = (LESSONS_DIR / name).read_text(encoding="utf-8")
+        except OSError:  # named in a comment, say: the page goes on without preloading it
+            continue
+        found.append(name)
+        todo += _IMPORTS.findall(text)
     return tuple(found)
 
 
@@ -163,13 +171,19 @@ class Shell:
         if page is None:
             await self.app(scope, receive, send)
             return
-        start, data = await buffered(self.app, scope, receive)  # uncompressed: read, added to
+        # the whole page, never a 304: Streamlit's validators are index.html's, which the
+        # shell's additions (CSS, script versions, preloads) change without changing them
+        asked = [(k, v) for k, v in scope.get("headers", []) if k not in _CONDITIONAL]
+        start, data = await buffered(self.app, {**scope, "headers": asked}, receive)
         kind = dict(start.get("headers", [])).get(b"content-type", b"")
         if start.get("status") == 200 and kind.startswith(b"text/html") and data:
             data = with_head(data.decode("utf-8"), page.strip("/")).encode("utf-8")
+            plain = [(k, v) for k, v in start["headers"] if k not in _VALIDATORS]
+            start = {**start, "headers": [*plain, (b"cache-control", b"no-cache")]}
             if accepts_gzip(scope):
-                data = _gzipped(data)
-                start = _with_headers(start, (b"content-encoding", b"gzip"))
+                data, start = _gzipped(data), _with_headers(start, (b"content-encoding", b"gzip"))
+            else:
+                start = _with_headers(start)
         await send_whole(send, scope, start, data)
 
 
@@ -188,11 +202,18 @@ async def _send_asset(send: Any, scope: dict[str, Any], name: str) -> None:
     }
     if accepts_gzip(scope):
         data, start = packed, _with_headers(start, (b"content-encoding", b"gzip"))
+    else:
+        start = _with_headers(start)
     await send_whole(send, scope, start, data)
 
 
 def _with_headers(start: dict[str, Any], *added: tuple[bytes, bytes]) -> dict[str, Any]:
-    """`start` with `added` headers and Vary: Accept-Encoding (its body depends on it)."""
+    """`start` with `added` headers, and Accept-Encoding added to its Vary (the body depends
+    on it, gzipped or not), for the caches between the app and a browser."""
     names = {b"vary", *(k for k, _ in added)}
-    kept = [(k, v) for k, v in start.get("headers", []) if k not in names]
-    return {**start, "headers": [*kept, *added, (b"vary", b"Accept-Encoding")]}
+    headers = start.get("headers", [])
+    kept = [(k, v) for k, v in headers if k not in names]
+    vary = [p.strip() for k, v in headers if k == b"vary" for p in v.split(b",") if p.strip()]
+    if b"accept-encoding" not in (p.lower() for p in vary):
+        vary.append(b"Accept-Encoding")
+    return {**start, "headers": [*kept, *added, (b"vary", b", ".join(vary))]}
