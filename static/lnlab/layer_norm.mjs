@@ -2,9 +2,10 @@
 //
 // The same steps in the same order: shift the token by its first feature (a constant token is
 // then exactly 0, and 1e4 + x gives the answer for x), take the mean of the shifted values with
-// numpy's pairwise summation, the centred values, their sum of squares, and divide by
-// sqrt(var + eps). Where the squares would overflow or underflow (1e200, 1e-200) the centred
-// values are first divided by a power of two near their largest magnitude, as lnlab does.
+// numpy's pairwise summation, the centred values, the mean corrected by their sum, their sum of
+// squares, and divide by sqrt(var + eps). Where the squares would overflow or underflow (1e200,
+// 1e-200) the centred values are first divided by a power of two near their largest magnitude,
+// as lnlab does.
 // numpy sums the squares with BLAS, whose order depends on the CPU, so var may differ from
 // numpy's in its last bits; the page shows 4 decimals (tests/js/layer_norm.test.mjs).
 
@@ -24,6 +25,7 @@ export function layerNorm(x, gamma, beta, eps) {
   const d = Float64Array.from(x, (v) => v - k);
   const meanD = pairwiseSum(d, 0, n) / n;
   const c = d.map((v) => v - meanD);
+  const lost = pairwiseSum(c, 0, n) / n; // the corrected two-pass mean: what the first sum lost
   const sumSquares = pairwiseSumOfSquares(c, 0, n);
   let variance, std, xHat;
   if (squaresIntact(sumSquares, n, eps)) {
@@ -34,7 +36,8 @@ export function layerNorm(x, gamma, beta, eps) {
     ({ variance, std, xHat } = scaled(c, n, eps));
   }
   const y = xHat.map((v, i) => gamma[i] * v + beta[i]);
-  return { mean: k + meanD, var: variance, std, xHat, y };
+  const mean = k + (Number.isFinite(lost) ? meanD + lost : meanD); // NaN from an infinity: kept
+  return { mean, var: variance, std, xHat, y };
 }
 
 /** numpy's pairwise sum of a[start .. start + n) (numpy/_core/src/umath/loops_utils.h.src). */
