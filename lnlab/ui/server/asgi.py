@@ -118,6 +118,18 @@ def _takes(part: bytes, codings: tuple[bytes, ...]) -> bool:
     return True
 
 
+def with_headers(start: dict[str, Any], *added: tuple[bytes, bytes]) -> dict[str, Any]:
+    """`start` with `added` headers, and Accept-Encoding added to its Vary (the body depends
+    on it, gzipped or not), for the caches between the app and a browser."""
+    names = {b"vary", *(k for k, _ in added)}
+    headers = start.get("headers", [])
+    kept = [(k, v) for k, v in headers if k not in names]
+    vary = [p.strip() for k, v in headers if k == b"vary" for p in v.split(b",") if p.strip()]
+    if b"accept-encoding" not in (p.lower() for p in vary):
+        vary.append(b"Accept-Encoding")
+    return {**start, "headers": [*kept, *added, (b"vary", b", ".join(vary))]}
+
+
 async def buffered(app: Any, scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any], bytes]:
     """What `app` answers a GET of `scope` (a HEAD asked as a GET, so that its length is the
     body's), uncompressed (no Accept-Encoding passed on): its start message and whole body."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from lnlab.ui.server.asgi import accepts_gzip, buffered, send_whole
+from lnlab.ui.server.asgi import accepts_gzip, buffered, send_whole, with_headers
 
 PREFIXES = ("static/", "app/static/")  # after the app's base path
 KINDS = (b"text/", b"application/javascript", b"application/json", b"image/svg+xml")
@@ -98,11 +98,9 @@ class Compress:
         if data is None:
             data = await run_in_threadpool(gzip.compress, body, LEVEL, mtime=0)
             self.kept.put(key, data)
-        raw = [(k, v) for k, v in start["headers"] if k not in (b"etag", b"vary")]
-        if etag:
-            raw.append((b"etag", etag if etag.startswith(b"W/") else b"W/" + etag))
-        raw += [(b"content-encoding", b"gzip"), (b"vary", b"Accept-Encoding")]
-        await send_whole(send, scope, {**start, "headers": raw}, data)
+        weak = () if not etag else ((b"etag", etag if etag.startswith(b"W/") else b"W/" + etag),)
+        gzipped = with_headers(start, *weak, (b"content-encoding", b"gzip"))
+        await send_whole(send, scope, gzipped, data)
 
 
 def _matches(scope: dict[str, Any], etag: bytes) -> bool:

@@ -27,7 +27,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from lnlab.ui.server.asgi import accepts_gzip, buffered, send_whole
+from lnlab.ui.server.asgi import accepts_gzip, buffered, send_whole, with_headers
 from lnlab.ui.style import BASE_CSS, PRESENTER_CSS
 
 ASSETS_DIR = Path(__file__).parents[1] / "assets"
@@ -181,9 +181,9 @@ class Shell:
             plain = [(k, v) for k, v in start["headers"] if k not in _VALIDATORS]
             start = {**start, "headers": [*plain, (b"cache-control", b"no-cache")]}
             if accepts_gzip(scope):
-                data, start = _gzipped(data), _with_headers(start, (b"content-encoding", b"gzip"))
+                data, start = _gzipped(data), with_headers(start, (b"content-encoding", b"gzip"))
             else:
-                start = _with_headers(start)
+                start = with_headers(start)
         await send_whole(send, scope, start, data)
 
 
@@ -201,19 +201,7 @@ async def _send_asset(send: Any, scope: dict[str, Any], name: str) -> None:
         ],
     }
     if accepts_gzip(scope):
-        data, start = packed, _with_headers(start, (b"content-encoding", b"gzip"))
+        data, start = packed, with_headers(start, (b"content-encoding", b"gzip"))
     else:
-        start = _with_headers(start)
+        start = with_headers(start)
     await send_whole(send, scope, start, data)
-
-
-def _with_headers(start: dict[str, Any], *added: tuple[bytes, bytes]) -> dict[str, Any]:
-    """`start` with `added` headers, and Accept-Encoding added to its Vary (the body depends
-    on it, gzipped or not), for the caches between the app and a browser."""
-    names = {b"vary", *(k for k, _ in added)}
-    headers = start.get("headers", [])
-    kept = [(k, v) for k, v in headers if k not in names]
-    vary = [p.strip() for k, v in headers if k == b"vary" for p in v.split(b",") if p.strip()]
-    if b"accept-encoding" not in (p.lower() for p in vary):
-        vary.append(b"Accept-Encoding")
-    return {**start, "headers": [*kept, *added, (b"vary", b", ".join(vary))]}
