@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from lnlab.ui import state
-from lnlab.ui.runtime import sessions, turns
+from lnlab.ui.runtime import sessions, stale, turns
 
 
 @dataclass
@@ -62,18 +62,10 @@ def rerun_if_above_changed() -> None:
         return
     ss = st.session_state
     for key, value in state.of(Reruns).above.items():
-        if not _same(ss.get(key), value):
+        now = ss.get(key)  # an unchanged widget's value is the same object (NaN too)
+        if now is not value and not stale.same(now, value):
             st.rerun(scope="app")
             return
-
-
-def _same(a: Any, b: Any) -> bool:
-    if a is b:  # an unchanged widget's value is the same object (and NaN is not == NaN)
-        return True
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):  # arrays and the like: no one truth value
-        return False
 
 
 def drew_section(slide_key: str, at: int) -> None:

@@ -75,7 +75,7 @@ def is_stale(*, unchanged: bool, value: Any, server: Any, shown: Any, address_se
     """Whether `value`, from the page, only echoes what it showed before the server set `server`:
     the page sent it `unchanged`, the server holds another value, and the page cannot have seen
     that one (the last finished run showed `shown`, or the page's address is not that run's)."""
-    return unchanged and not _same(value, server) and not (_same(server, shown) and address_seen)
+    return unchanged and not same(value, server) and not (same(server, shown) and address_seen)
 
 
 def install() -> None:
@@ -131,7 +131,8 @@ def _value(session: SessionState, widget: WidgetState) -> Any:
     return probe[widget.id]
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
+    """a == b as one truth value; False where there is none (arrays and the like)."""
     try:
         return bool(a == b)
     except (TypeError, ValueError):  # arrays and the like: not comparable as one truth value
