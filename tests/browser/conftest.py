@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.async_api import BrowserContext as AsyncBrowserContext
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from harness import chromium
@@ -118,10 +119,19 @@ RUN_COUNTER_SCRIPT = """(() => {
         return false;
     }
     const NativeWebSocket = window.WebSocket;
+    // what a wait that timed out reports (expect_rerun): did the page ask, did the server answer
+    window.__lnlabSocket = {sent: 0, received: 0, lastSent: null, lastReceived: null};
     window.WebSocket = class extends NativeWebSocket {
+        send(data) {
+            window.__lnlabSocket.sent += 1;
+            window.__lnlabSocket.lastSent = Math.round(performance.now());
+            return super.send(data);
+        }
         constructor(...args) {
             super(...args);
             this.addEventListener('message', (event) => {
+                window.__lnlabSocket.received += 1;
+                window.__lnlabSocket.lastReceived = Math.round(performance.now());
                 if (!(event.data instanceof ArrayBuffer)) return;
                 if (!isScriptFinished(new Uint8Array(event.data))) return;
                 requestAnimationFrame(() => requestAnimationFrame(() => {
@@ -449,10 +459,31 @@ def expect_rerun(page: Page, timeout_ms: int = APP_TIMEOUT_MS) -> Iterator[None]
     """Wrap an action that reruns the script; return once that rerun has ended and is drawn."""
     before = runs_finished(page)
     yield
-    page.wait_for_function(
-        "n => window.__lnlabRunsFinished > n", arg=before, polling=POLL_MS, timeout=timeout_ms
-    )
+    try:
+        page.wait_for_function(
+            "n => window.__lnlabRunsFinished > n", arg=before, polling=POLL_MS, timeout=timeout_ms
+        )
+    except PlaywrightTimeoutError as timed_out:
+        raise AssertionError(f"no run ended: {page.evaluate(PAGE_STATE_JS)}") from timed_out
     wait_for_app(page, timeout_ms)
+
+
+# What a page was doing when a wait for a run timed out: where the focus was (a key typed
+# into a box reaches no shortcut), the app's states, and its websocket's traffic (times in
+# ms since the page opened: did the page send the action, did the server answer).
+PAGE_STATE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const el = document.activeElement;
+    return {
+        now: Math.round(performance.now()),
+        focus: el && (el.outerHTML || '').slice(0, 200),
+        connection: app && app.getAttribute('data-test-connection-state'),
+        script: app && app.getAttribute('data-test-script-state'),
+        runs: window.__lnlabRunsFinished,
+        socket: window.__lnlabSocket,
+        loading: document.documentElement.classList.contains('lnlab-loading'),
+    };
+}"""
 
 
 def rerun_page(page: Page) -> None:
