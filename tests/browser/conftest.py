@@ -37,6 +37,10 @@ VIEWPORT = {"width": 1400, "height": 1000}
 SERVER_START_TIMEOUT_S = 60.0
 APP_TIMEOUT_MS = 60_000
 CHART_TIMEOUT_MS = 30_000
+# What an `expect` waits for before it fails, where the test names no time: Playwright's 5 s
+# is a script run or two on two cores busy with the suite, Chromium and the server.
+EXPECT_TIMEOUT_MS = 20_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 # Selectors, checked against what Streamlit 1.67 renders.
 EXCEPTION = '[data-testid="stException"]'
@@ -514,6 +518,16 @@ def next_slide(page: Page, key: str, k: int, count: int) -> None:
     page.keyboard.press(key)
     expect(page.locator(MAIN)).to_contain_text(f"Slide {k} of {count}")
     wait_for_app(page)
+
+
+def slide_drawn(page: Page, k: int, count: int) -> None:
+    """Wait for the whole of slide k of a lesson Python draws (a live class's, say): the
+    lesson's words for the live region come last in its run, after the slide's Ask row, and
+    the page draws a run's elements in order, so once they name slide k the rest of it is on
+    the page too. The slide's number stands above the rest, and a busy browser can draw it a
+    batch earlier than what follows."""
+    said = page.locator('.lnlab-say[data-slot$="_lesson"]')
+    expect(said).to_have_text(re.compile(rf"^Section {k} of {count}:"))
 
 
 def nav_link(page: Page, app_page: AppPage) -> Locator:

@@ -43,6 +43,7 @@ from .conftest import (
     new_app_page,
     next_slide,
     runs_finished,
+    slide_drawn,
     slide_number,
     start_server,
     wait_for_app,
@@ -226,6 +227,7 @@ def test_a_whole_live_lesson(browser: Browser, server: list):
         for _ in range(6):
             at, count = slide_number(teacher)
             next_slide(teacher, "ArrowRight", at + 1, count)
+            slide_drawn(teacher, at + 1, count)
             if teacher.locator('[class*="st-key-live_ask_"] button').count():
                 break
         _ask(teacher)

@@ -9,8 +9,6 @@ starts), so every page it opens is the teacher's.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -26,6 +24,7 @@ from .conftest import (
     expect_rerun,
     new_app_page,
     next_slide,
+    slide_drawn,
     slide_number,
     wait_for_app,
 )
@@ -53,15 +52,6 @@ def _teacher(browser: Browser, server: StreamlitServer) -> Page:
         [{"name": "lnlab_teacher", "value": f"{new.code}.{new.teacher_secret}", "url": server.url}]
     )
     return page
-
-
-def _slide_drawn(page: Page, k: int, count: int) -> None:
-    """Wait for the whole of slide k to be drawn: the lesson's words for the live region come
-    after the slide's Ask row in its run, and the page draws a run's elements in order, so
-    once they name slide k the Ask row (if the slide has one) is on the page too. The slide's
-    number alone stands above it, and a busy browser can draw it a batch earlier."""
-    said = page.locator('.lnlab-say[data-slot$="_lesson"]')
-    expect(said).to_have_text(re.compile(rf"^Section {k} of {count}:"), timeout=SLIDE_MS)
 
 
 def _measured(page: Page, name: str, problems: dict, what: str) -> None:
@@ -105,7 +95,7 @@ def test_every_question_slide_fits_asked_and_revealed(
                 asked += 1
             if k < count:
                 next_slide(page, "PageDown", k + 1, count)
-                _slide_drawn(page, k + 1, count)
+                slide_drawn(page, k + 1, count)
         assert asked, f"{lesson.name}: no slide had a question the class can answer by tapping"
         print(f"{lesson.name}: {asked} question slides measured before Ask, asked and revealed")
         assert not problems, problems
