@@ -25,6 +25,7 @@ def test_streamlit_finds_the_app_in_app_py():
     found = discover_asgi_app(ROOT / "app.py")
     assert found.is_asgi_app and found.import_string == "app:app"
     assert [m.cls.__name__ for m in middleware()] == [
+        "Deadline",
         "Headers",
         "Shell",
         "Compress",

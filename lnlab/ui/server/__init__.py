@@ -5,7 +5,8 @@ there because Streamlit finds it by reading the file. `streamlit run app.py` fin
 with uvicorn, and so do `make run`, `uvicorn app:app`, the Docker image and every process of a
 cluster: the same routes, headers, page shell and warm-up in every way the app is started.
 
-- middleware (answered before Streamlit's own routes): the security headers
+- middleware (answered before Streamlit's own routes): every request's body within a
+  deadline (`deadline.Deadline`, outermost: Streamlit's uploads too), the security headers
   (`headers.Headers`), the page's HTML with the app's CSS and scripts (`shell.Shell`), the
   static files gzipped once per process (`compress.Compress`), a
   class's pulse (`pulse.PulseRoute`, GET .../_lnlab/pulse/<code>), a phone's tap
@@ -56,9 +57,13 @@ def middleware() -> list[Any]:
 
     from lnlab.ui.server.answers import AnswerRoute
     from lnlab.ui.server.compress import Compress
+    from lnlab.ui.server.deadline import Deadline
     from lnlab.ui.server.headers import Headers
     from lnlab.ui.server.pulse import PulseRoute
     from lnlab.ui.server.shell import Shell
     from lnlab.ui.server.steps import StepRoute
 
-    return [Middleware(m) for m in (Headers, Shell, Compress, PulseRoute, AnswerRoute, StepRoute)]
+    return [
+        Middleware(m)
+        for m in (Deadline, Headers, Shell, Compress, PulseRoute, AnswerRoute, StepRoute)
+    ]
