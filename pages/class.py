@@ -35,6 +35,7 @@ if teacher is not None and classroom.teacher_view():
     classroom.class_question(teacher)
     classroom.roster()
     classroom.teacher_link_copy()
+    classroom.other_classes()
     ui.exports(class_exports(teacher.code, classroom.counts_csv()))
 elif classroom.studying() is not None:
     classroom.student_page()
@@ -60,4 +61,5 @@ else:
             on_click=classroom.start_class,
         )
         classroom.start_problem()
+        classroom.other_classes(subheading=True)
     classroom.past_classes()

@@ -597,3 +597,77 @@ def test_the_teacher_removes_a_fake_student_and_closes_joining(classes):
     late.button(key="live_join").click().run()
     assert "closed joining" in _texts(late)
     assert _class(late).student is None
+
+
+def _holding(at, current: TeacherLink | None, *kept: TeacherLink):
+    """The session of the teacher's browser: it teaches `current` (None: no class) and keeps
+    the claims of `kept` too."""
+    _browser(at, "the-teachers-laptop-01", current)
+    held = [current, *kept] if current else list(kept)
+    reports = ":".join(f"{t.code}.{t.secret}" for t in held)
+    state.of(claims.Cookies, at.session_state).written[claims.REPORTS_COOKIE] = reports
+    return at
+
+
+def _teach_buttons(at) -> list[str]:
+    return [b.label for b in at.button if b.key and b.key.startswith("live_teach_")]
+
+
+def test_a_browser_teaching_two_classes_goes_back_to_the_other(classes):
+    """Issue 38: the teacher teaches A, opens the teacher's link of B (another section) and
+    switches; A is still open and this browser goes back to it with one press, then to B."""
+    at = _browser(page_test(PAGE), "the-teachers-laptop-01").run()
+    at.button(key="live_start").click().run()
+    a, b = _class(at).teacher, _teacher(classes)
+    written = state.of(claims.Cookies, at.session_state).written
+    again = _browser(page_test(PAGE, {"class": b.code, "teacher": b.secret}))
+    state.of(claims.Cookies, again.session_state).written.update(written)
+    again.run()
+    again.button(key="live_switch_yes").click().run()
+    assert _class(again).teacher == b
+    assert _teach_buttons(again) == [f"Teach {display_code(a.code)}"]
+    assert "Your other open classes" in [h.value for h in again.header]
+    again.toggle(key="live_joining").set_value(False).run()  # B's joining closes
+    again.button(key=f"live_teach_{a.code}").click().run()
+    assert not again.exception
+    assert _class(again).teacher == a
+    assert again.toggle(key="live_joining").value  # A's is open
+    written = state.of(claims.Cookies, again.session_state).written
+    assert written[claims.TEACHER_COOKIE] == f"{a.code}.{a.secret}"
+    assert display_code(a.code) in _texts(again)  # A's join card
+    assert _teach_buttons(again) == [f"Teach {display_code(b.code)}"]  # B stays listed
+    assert classes.check_teacher(b.code, b.secret)  # and open
+    again.button(key=f"live_teach_{b.code}").click().run()
+    assert _class(again).teacher == b
+    assert _teach_buttons(again) == [f"Teach {display_code(a.code)}"]
+
+
+def test_an_ended_class_or_a_wrong_secret_is_not_listed(classes):
+    teaching, ended, other, wrong = (_teacher(classes) for _ in range(4))
+    classes.end_class(ended.code, ended.secret)
+    forged = TeacherLink(wrong.code, "not-this-class-secret")
+    at = _holding(page_test(PAGE), teaching, ended, forged, other).run()
+    assert not at.exception
+    assert _teach_buttons(at) == [f"Teach {display_code(other.code)}"]
+    # with no class taught now: the same list under Start a class, and Teach takes the class
+    start = _holding(page_test(PAGE), None, ended, forged, other).run()
+    assert _class(start).teacher is None
+    assert _teach_buttons(start) == [f"Teach {display_code(other.code)}"]
+    classes.end_class(other.code, other.secret)  # ended since the list was drawn
+    start.button(key=f"live_teach_{other.code}").click().run()
+    assert _class(start).teacher is None
+    assert "has ended" in _texts(start) and not _teach_buttons(start)
+
+
+def test_the_other_classes_never_show_a_secret(classes):
+    teaching, a, b = (_teacher(classes) for _ in range(3))
+    forged = TeacherLink(a.code, "a-made-up-secret-0001")
+    for current in (teaching, None):
+        at = _holding(page_test(PAGE), current, forged, a, b).run()
+        assert len(_teach_buttons(at)) == 2
+        shown = _texts(at) + "\n".join(w.label for w in at.button)
+        unseen = re.sub(r"<script\b.*?</script>", "", shown, flags=re.S)
+        for secret in (a.secret, b.secret, forged.secret):
+            assert secret not in unseen
+        copied = f'teacher={teaching.secret}">Copy'  # the copy button's data: this class's
+        assert unseen.count(teaching.secret) == unseen.count(copied) == (current is not None)

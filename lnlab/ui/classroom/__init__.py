@@ -4,8 +4,9 @@
   or the browser's claim followed on every page, the student's `join` kept in the URL,
   Start a live class, the class's problem messages, and what the other modules share;
 - `teacher`: the teacher's Class page: how to join, End class, the question asked now, who
-  joined, the answer counts, the teacher link to copy, Present from the first question; and
-  the home page's line for the teacher's browser (running_class);
+  joined, the answer counts, the teacher link to copy, Present from the first question, the
+  browser's other open classes to teach instead; and the home page's line for the teacher's
+  browser (running_class);
 - `slide`: the teacher's panel on a question's slide (ask -> answer -> reveal), the lesson's
   hooks (LESSON_HOOKS, lnlab.ui.lesson_hooks), and presenter mode's Start a class / Show how
   to join, its Class menu (another lesson, End class) and join line with the joined count;
@@ -37,6 +38,7 @@ from lnlab.ui.classroom.teacher import (
     end_button,
     ended_notice,
     join_card,
+    other_classes,
     present_from_first_question,
     roster,
     running_class,
@@ -56,6 +58,7 @@ __all__ = [
     "join_form",
     "join_line",
     "keep_in_url",
+    "other_classes",
     "past_classes",
     "present_from_first_question",
     "presenter_buttons",

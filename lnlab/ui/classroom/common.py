@@ -287,7 +287,17 @@ def _switch(yes: bool) -> None:
     here = state.of(ClassSession)
     link, here.switch = here.switch, None
     if yes and link is not None:
-        _keep_claims(link)
+        take_over(link)
+
+
+def take_over(link: TeacherLink) -> None:
+    """This session teaches `link`'s class instead of the browser's until now, which stays open
+    and whose claim the browser keeps, to come back to (teacher.other_classes)."""
+    held = claims.teacher_claim()
+    if held is not None and held[0] != link.code:
+        _keep_report_claim(TeacherLink(*held))
+    _keep_claims(link)
+    state.of(ClassSession).active_at = ClassSession.active_at  # the new class hears at once
 
 
 def _become_teacher(link: TeacherLink) -> None:
@@ -297,9 +307,17 @@ def _become_teacher(link: TeacherLink) -> None:
 
 def _keep_claims(link: TeacherLink) -> None:
     """This session teaches the class, and its browser keeps the claims: to teach it, and to
-    open its report once it has ended (as long as the report is kept)."""
-    state.of(ClassSession).teacher = link
+    open its report once it has ended (as long as the report is kept) or teach it again."""
+    here = state.of(ClassSession)
+    if here.teacher != link:  # another class: its own joining toggle and pick, not the last's
+        for key in ("live_joining", "live_remove_pick"):  # teacher._manage's
+            st.session_state.pop(key, None)
+    here.teacher = link
     claims.keep_teacher_claim(link.code, link.secret, CLASS_HOURS * 3600)
+    _keep_report_claim(link)
+
+
+def _keep_report_claim(link: TeacherLink) -> None:
     keep_s = default_store().keep_reports_s + CLASS_HOURS * 3600
     claims.keep_report_claim(link.code, link.secret, keep_s)
 

@@ -4,8 +4,9 @@ Only the teacher sees it (pages/class.py, while this session teaches): the join 
 link, QR code; also in presenter mode's Show how to join, lnlab.ui.classroom.slide), the
 class's info line, End class and its dialog (then the class's report: lnlab.ui.classroom.report),
 the question asked now with its count, Reveal and the class's answers by option (also on the
-slide), the roster, the answer counts as CSV, the teacher link to copy, and
-Present, which opens a lesson at its first question. End class also stands in presenter mode's
+slide), the roster, the answer counts as CSV, the teacher link to copy, the other open
+classes this browser teaches (also under Start a class), and Present, which opens a lesson at
+its first question. End class also stands in presenter mode's
 Class menu (lnlab.ui.classroom.slide), and the home page tells the teacher's browser that its
 class is running, with the way back (running_class).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import html
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -36,12 +38,13 @@ from lnlab.classroom.store import (
     ClassError,
     StoreDown,
     Tally,
+    Teaching,
     default_store,
     display_code,
 )
 from lnlab.core.errors import InputError
 from lnlab.teach.markdown import plain
-from lnlab.ui import state
+from lnlab.ui import claims, state
 from lnlab.ui.assist import land
 from lnlab.ui.classroom.common import (
     CLASS_PAGE,
@@ -56,6 +59,7 @@ from lnlab.ui.classroom.common import (
     problem,
     start_class,
     stop_teaching,
+    take_over,
     teacher_does,
     teaching,
 )
@@ -191,6 +195,70 @@ def present_from_first_question() -> None:
     (the lesson's hooks read TeacherPanel.first_question: slide.LessonHooks.first_question)."""
     st.session_state["present"] = True  # lnlab.ui.page.PRESENT_KEY (which imports this package)
     state.of(TeacherPanel).first_question = True
+
+
+# ---------------------------------------------------------------- the teacher's other classes
+
+
+@dataclass
+class OtherClasses:
+    """What the list of the teacher's other classes hands on to the next run (lnlab.ui.state)."""
+
+    problem: ClassError | None = None  # why the last Teach <code> did not (teach_other)
+
+
+def teach_other(link: TeacherLink) -> None:
+    """A Teach button: checked with the store first, since the class may have ended since the
+    list was drawn."""
+    try:
+        default_store().check_teacher(link.code, link.secret)
+    except ClassError as err:  # ended, or the database is down: the list says why
+        state.of(OtherClasses).problem = err
+        return
+    take_over(link)
+    state.of(ClassSession).report = None  # the class's page, not a report that was open
+
+
+def other_classes(subheading: bool = False) -> None:
+    """The other open classes this browser teaches (two sections from one laptop, or the class
+    left for a teacher's link), each with its Teach button: the browser keeps their claims
+    (lnlab.ui.claims, at most MAX_REPORT_CLAIMS), each checked with the store, since a class
+    may have ended or a claim be wrong. Nothing when there are none; never a secret."""
+    others = state.of(OtherClasses)
+    if err := others.problem:
+        others.problem = None
+        problem(err)
+    seen = {me.code} if (me := teaching()) else set()
+    found: list[tuple[TeacherLink, Teaching]] = []
+    for code, secret in claims.taught():  # the newest first
+        if code in seen:
+            continue
+        try:
+            found.append((TeacherLink(code, secret), default_store().check_teacher(code, secret)))
+        except StoreDown:
+            return  # the page says so where it needs the database
+        except ClassError:
+            continue  # ended, or not this class's secret (another claim of it may be right)
+        seen.add(code)
+    if not found:
+        return
+    (st.subheader if subheading else st.header)("Your other open classes")
+    st.caption(
+        "Classes this browser also teaches, still open. Teach one to show it here; the others "
+        "stay open and stay listed."
+    )
+    for link, info in found:
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.button(
+                f"Teach {display_code(link.code)}",
+                key=f"live_teach_{link.code}",
+                icon=":material/swap_horiz:",
+                on_click=teach_other,
+                args=(link,),
+            )
+            st.caption(
+                f"{info.joined} joined · open until {datetime.fromtimestamp(info.closes_at):%H:%M}"
+            )
 
 
 # ---------------------------------------------------------------- the class now
