@@ -401,9 +401,11 @@ async def simulate(
     new: NewClass,
     ids: Sequence[str],
     roots: dict[str, list[int]],
+    poll_ms: float | None = None,
 ) -> None:
     """Phones `ids` of class `new` and its teacher's count, through `host:port`; the CPU of
-    each kind of process in `roots` (and "client": this one)."""
+    each kind of process in `roots` (and "client": this one). `poll_ms`: the phones read every
+    poll_ms, each read answered at once, instead of holding each read until the class changes."""
     app_roots = roots["app"]
 
     def cpu() -> dict[str, float]:
@@ -419,7 +421,8 @@ async def simulate(
 
     counters = Counters()
     result.rss_before_mib = sum(tree_rss_mib(p) for p in app_roots)
-    phones = [Phone(Agent(host, port, counters), new.code, me) for me in ids]
+    reads = {} if poll_ms is None else {"every_ms": poll_ms, "hold": False}
+    phones = [Phone(Agent(host, port, counters), new.code, me, **reads) for me in ids]
     teacher = TeacherCount(Agent(host, port, counters), new.code)
     until = asyncio.Event()
     lag = LoopLag()
@@ -548,11 +551,12 @@ def _bench_store(url: str, students: int) -> ClassStore:
     return ClassStore(url, limits=Limits(students=max(200, students), joins_per_address=10**6))
 
 
-async def measure_one(students: int, spread_s: float) -> SimResult:
+async def measure_one(students: int, spread_s: float, poll_ms: float | None = None) -> SimResult:
     from bench.browser import serve
     from harness.sessions import LNLAB
 
-    result = SimResult("1 app process, SQLite", students, 1, tap_spread_s=spread_s)
+    reads = "held reads" if poll_ms is None else f"a read every {poll_ms:g} ms"
+    result = SimResult(f"1 app process, SQLite, {reads}", students, 1, tap_spread_s=spread_s)
     folder = Path(tempfile.mkdtemp(prefix="lnlab-instant-"))
     url = f"sqlite:///{folder / 'classes.db'}"
     os.environ["LNLAB_DATABASE_URL"] = url
@@ -560,7 +564,8 @@ async def measure_one(students: int, spread_s: float) -> SimResult:
     new, ids = await asyncio.to_thread(_join, store, students)
     async with serve(LNLAB) as server:
         port = int(server.url.rsplit(":", 1)[1])
-        await simulate(result, "127.0.0.1", port, store, new, ids, {"app": [server.process.pid]})
+        roots = {"app": [server.process.pid]}
+        await simulate(result, "127.0.0.1", port, store, new, ids, roots, poll_ms)
     store.close()
     return result
 
@@ -723,6 +728,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="simulated phones tap at a random moment within this many seconds of the "
         f"question (a list: 3,20; default {TAP_SPREAD_S:g})",
     )
+    parser.add_argument(
+        "--poll-ms",
+        type=float,
+        help="phase one: the phones read the board every this many ms, each read answered at "
+        "once (a short poll behind the route's cache), instead of held reads",
+    )
     args = parser.parse_args(argv)
     random.seed(SEED)
     phases = ("browser", "one", "cluster") if args.phase == "all" else (args.phase,)
@@ -742,7 +753,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for students in _counts(args.students if args.phase == "one" else None, [ONE_STUDENTS]):
             for spread_s in spreads:
                 print(f"{students} simulated phones on one process...", flush=True)
-                result = asyncio.run(measure_one(students, spread_s))
+                result = asyncio.run(measure_one(students, spread_s, args.poll_ms))
                 _record_sim("one process", result, load_before)
     if "cluster" in phases:
         from tests.db import postgres_bin, postgres_server

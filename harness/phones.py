@@ -5,7 +5,9 @@ A `Phone` does what static/lnlab/phone.mjs does once its page is drawn: it reads
 board from the pulse route (`?question=1`), then asks the server to hold each read until the
 question asked, its reveal or the class's end differ from what it drew (`watch=qid,revealed,
 open&since=...`), waits `every_ms` (with the module's jitter) after a read that came back within
-half the hold, and posts a tap to the answer route. A `TeacherCount` holds reads of the pulse
+half the hold, and posts a tap to the answer route. With `hold=False` it reads the board every
+`every_ms` instead, each read answered at once from the route's cache (a short poll: what a
+held read is measured against). A `TeacherCount` holds reads of the pulse
 for the teacher's fields (lnlab.ui.pulse.COUNTS), as static/lnlab/pulse.mjs does on the Class
 page, and notes each count it reads (the teacher's screen redraws after that: a script run the
 count does not include).
@@ -273,6 +275,7 @@ class Phone:
     code: str
     me: str
     every_ms: float = 1000.0
+    hold: bool = True  # False: every read answered at once, one each every_ms (a short poll)
     base: str = ""
     question: dict | None = None
     mine: str | None = None
@@ -308,7 +311,7 @@ class Phone:
     async def _tick(self) -> float:
         q = self.question or {}
         seen = {"qid": q.get("qid"), "revealed": q.get("revealed", False), "open": True}
-        hold = self.told == "ready"
+        hold = self.hold and self.told == "ready"
         url = f"{self.url}?question=1"
         if hold:
             url += f"&watch={','.join(WATCH)}&since={since([seen[n] for n in WATCH])}"
@@ -325,7 +328,8 @@ class Phone:
             self.told = "ready"
             self._heard(board)
             same = (board.get("question") or {}).get("qid") == (self.question or {}).get("qid")
-            if hold and (time.perf_counter() - began) * 1e3 < HOLD_MS / 2 and same:
+            quick = hold and (time.perf_counter() - began) * 1e3 < HOLD_MS / 2 and same
+            if quick or not self.hold:  # a poll waits after every read
                 wait = self.every_ms
         except Exception as err:  # the page counts every failure alike
             self.failures += 1
