@@ -520,14 +520,16 @@ def next_slide(page: Page, key: str, k: int, count: int) -> None:
     wait_for_app(page)
 
 
-def slide_drawn(page: Page, k: int, count: int) -> None:
+def slide_drawn(page: Page, k: int, count: int, timeout_ms: int = EXPECT_TIMEOUT_MS) -> None:
     """Wait for the whole of slide k of a lesson Python draws (a live class's, say): the
     lesson's words for the live region come last in its run, after the slide's Ask row, and
     the page draws a run's elements in order, so once they name slide k the rest of it is on
     the page too. The slide's number stands above the rest, and a busy browser can draw it a
-    batch earlier than what follows."""
+    batch earlier than what follows. (Counted, not read as one element: until the run ends
+    the last slide's words can stand beside the new ones, at another place.)"""
     said = page.locator('.lnlab-say[data-slot$="_lesson"]')
-    expect(said).to_have_text(re.compile(rf"^Section {k} of {count}:"))
+    now = said.filter(has_text=re.compile(rf"^Section {k} of {count}:"))
+    expect(now).to_have_count(1, timeout=timeout_ms)
 
 
 def nav_link(page: Page, app_page: AppPage) -> Locator:

@@ -95,7 +95,7 @@ def test_every_question_slide_fits_asked_and_revealed(
                 asked += 1
             if k < count:
                 next_slide(page, "PageDown", k + 1, count)
-                slide_drawn(page, k + 1, count)
+                slide_drawn(page, k + 1, count, SLIDE_MS)
         assert asked, f"{lesson.name}: no slide had a question the class can answer by tapping"
         print(f"{lesson.name}: {asked} question slides measured before Ask, asked and revealed")
         assert not problems, problems
