@@ -20,6 +20,7 @@ and websockets pass untouched.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from lnlab.ui.server.asgi import BODY_S, send_json
@@ -31,6 +32,7 @@ GRACE_S = BODY_S  # a small body's whole time, as for the app's own routes (one 
 MIN_RATE = 4 * 1024  # bytes a second
 FRAMING = 1024 * 1024  # a multipart body's part headers around its file (Streamlit's margin)
 _CLOSE = (b"connection", b"close")
+_LOG = logging.getLogger(__name__)
 
 
 def has_body(scope: dict[str, Any]) -> bool:
@@ -53,7 +55,7 @@ def largest_body() -> int:
 
 
 def allowed_s(received: int, grace_s: float, rate: float, most: int) -> float:
-    """Seconds from the request's start by which a body's bytes after the first `received` must
+    """Seconds from the app's first read by which a body's bytes after the first `received` must
     come: `grace_s`, and a second per `rate` bytes received, counted up to `most`."""
     return grace_s + min(received, most) / rate
 
@@ -82,11 +84,13 @@ class Deadline:
         rate = MIN_RATE if self.rate is None else self.rate
         most = largest_body() if self.most is None else self.most
         loop = asyncio.get_running_loop()
-        start = loop.time()
+        start: float | None = None  # the app's first read: what it does before is not the client's
         received, read, started, late, refused = 0, False, False, False, False
 
         async def receiving() -> dict[str, Any]:
-            nonlocal received, read, late, refused
+            nonlocal start, received, read, late, refused
+            if start is None:  # uvicorn sends "100 Continue" now, where the client waits for it
+                start = loop.time()
             if late:
                 return {"type": "http.disconnect"}
             if read:  # the whole body came: what follows is the client leaving
@@ -119,7 +123,9 @@ class Deadline:
             await self.app(scope, receiving, sending)
         except Exception:
             if not refused:
-                raise  # once the app was told the client left, what it raises is answered
+                raise
+            # the client had its 408 and the app was told it left: what it raises then is noted
+            _LOG.debug("after a 408 for a late body, the app raised", exc_info=True)
 
 
 async def _too_late(send: Any) -> None:
