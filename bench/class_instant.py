@@ -735,6 +735,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "once (a short poll behind the route's cache), instead of held reads",
     )
     args = parser.parse_args(argv)
+    if args.poll_ms is not None and (args.phase != "one" or args.poll_ms <= 0):
+        parser.error("--poll-ms: a positive number of ms, with --phase one")
     random.seed(SEED)
     phases = ("browser", "one", "cluster") if args.phase == "all" else (args.phase,)
     spreads = [float(v) for v in args.tap_spread.split(",")] if args.tap_spread else [TAP_SPREAD_S]
