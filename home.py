@@ -25,16 +25,15 @@ classroom.running_class()  # the teacher's browser: its class is running, and th
 st.badge(f"torch would compute on: {_device_badge()}", icon=":material/memory:")
 st.markdown(
     "Layer Norm rescales each token's features to mean 0 and standard deviation 1, "
-    "then lets the model scale and shift them back with learned $\\gamma$ and $\\beta$."
+    "then lets the model scale and shift them back with a learned γ and β."
 )
 st.header("Where it sits in a Transformer block")
 st.markdown(
     "Input → Multi-Head Attention → **Add & Norm** → Feed-Forward → **Add & Norm** → output"
 )
 ui.chart(diagram(POST_NORM, "home-block"))
-st.header("The five steps, for one token $x_1, \\dots, x_D$")
-for number, step in enumerate(STEPS, start=1):
-    st.latex(rf"{number}.\ {step.formula}")
+st.header("The five steps, for one token of D features")
+ui.formulas([s.formula for s in STEPS], "home", [f"{n}." for n in range(1, len(STEPS) + 1)])
 st.header("Explore")
 for page in ui.PAGES:
     st.page_link(page.path, label=f"{page.title}: {page.blurb}", icon=page.icon)

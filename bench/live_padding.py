@@ -87,15 +87,16 @@ async def picks(page: Page, live: bool, count: int) -> list[float]:
         await page.locator(".lnlab-live-pick").focus()
         at = ORDER.index(await page.locator(".lnlab-live-pick").input_value())
     else:
-        label = await page.locator(".st-key-pad_pick input[role='combobox']").input_value()
+        picked = page.locator(".st-key-pad_pick").get_by_role("radio", checked=True)
+        label = await picked.evaluate("e => e.closest('label').innerText.trim()")
         at = list(pad.PICKS.values()).index(label)
     for step, pick in _walk(count, at):
         done = CAPTION_JS.format(n=OUTLINED[pick])
         if live:
             act = page.keyboard.press("ArrowDown" if step > 0 else "ArrowUp")
         else:
-            await page.locator(".st-key-pad_pick input[role='combobox']").press("ArrowDown")
-            act = page.get_by_role("option", name=pad.PICKS[pick], exact=True).click()
+            option = page.locator(".st-key-pad_pick").get_by_role("radio", name=pad.PICKS[pick])
+            act = option.click(force=True)
         times.append(await _timed(page, act, done))
         if not live:
             await settled(page)

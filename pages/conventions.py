@@ -168,13 +168,7 @@ def _vector_box() -> None:
     tokens = parse_embeddings(ss.cv_good).shape[0]
     if tokens > 1:
         labels = slides.token_labels(tokens)
-        st.selectbox(
-            "Token in the charts",
-            range(tokens),
-            format_func=labels.__getitem__,
-            key="cv_token",
-            persist_state=KEEP,
-        )
+        ui.menu(st, "Token in the charts", range(tokens), "cv_token", labels.__getitem__)
 
 
 def _axes_box() -> None:

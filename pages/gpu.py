@@ -137,16 +137,21 @@ def _device_inputs() -> None:
     names = {d.name: d.label for d in _devices()}
     auto = _devices()[0]
     device_col, dtype_col = st.columns(2)
-    device_col.selectbox(
+    device_col.radio(
         "Device",
         ["auto", *names],
         format_func=lambda n: f"auto ({names[auto.name]})" if n == "auto" else names[n],
         key="gpu_device",
         on_change=ui.rerun_app,  # the page above checks the dtype against the new device
+        horizontal=True,
         persist_state=KEEP,
     )
-    dtype_col.selectbox(
-        "dtype", backend.supported_dtypes(_resolved()), key="gpu_dtype", persist_state=KEEP
+    dtype_col.radio(
+        "dtype",
+        backend.supported_dtypes(_resolved()),
+        key="gpu_dtype",
+        horizontal=True,
+        persist_state=KEEP,
     )
 
 

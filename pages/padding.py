@@ -10,6 +10,7 @@ lives in the URL (links.FIELDS below).
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from lnlab import ui
@@ -107,10 +108,26 @@ def _inputs() -> pad.Sentences:
     return sentences
 
 
+def _grid_editor(grid: pd.DataFrame) -> pd.DataFrame:
+    """The embeddings' grid, edited: its words and sources fixed, its numbers bounded."""
+    limit = pad.MAX_ABS_VALUE
+    return ui.data_editor(
+        grid,
+        key="pad_words",
+        max_rows=len(grid),
+        hide_index=True,
+        disabled=["word", "from"],
+        column_config={
+            f: st.column_config.NumberColumn(f, min_value=-limit, max_value=limit, step=0.1)
+            for f in FEATURES
+        },
+    )
+
+
 def _embedding_grid(words: tuple[str, ...]) -> None:
-    """Each word's embedding as a table, and as a grid one edits in a popover: the browser
-    draws a popover's content when it opens, so the grid's code (0.27 MiB of JavaScript)
-    loads for a reader who edits, not with every visit."""
+    """Each word's embedding as a table, and as a grid one edits in a popover drawn only
+    while open (a run on opening it): the grid's code and its data's (Arrow) load for a
+    reader who edits, not with every visit."""
     grid = pad.embedding_frame(words, ss.pad_preset, ss.pad_overrides, ss.pad_table_epoch)
     ui.table(grid, "Each word's embedding")
     st.caption(
@@ -118,20 +135,15 @@ def _embedding_grid(words: tuple[str, ...]) -> None:
         "or your edit. Edit a number to change every occurrence of that word. PAD rows are "
         "always zeros."
     )
-    limit = pad.MAX_ABS_VALUE
     with st.container(horizontal=True):
-        with st.popover("Edit the embeddings", icon=":material/table_rows:"):
-            edited = ui.data_editor(
-                grid,
-                key="pad_words",
-                max_rows=len(grid),
-                hide_index=True,
-                disabled=["word", "from"],
-                column_config={
-                    f: st.column_config.NumberColumn(f, min_value=-limit, max_value=limit, step=0.1)
-                    for f in FEATURES
-                },
-            )
+        drawer = st.popover(
+            "Edit the embeddings",
+            icon=":material/table_rows:",
+            key="pad_words_open",
+            on_change="rerun",
+        )
+        with drawer:
+            edited = _grid_editor(grid) if drawer.open else grid
         st.button(
             "Reset the embeddings",
             key="pad_reset_words",
@@ -154,29 +166,30 @@ def _embedding_grid(words: tuple[str, ...]) -> None:
 
 def _cells_control() -> None:
     labels = _lab(_state()[0]).labels
-    picked = st.selectbox(
+    picked = st.radio(
         "Statistic", list(pad.PICKS), format_func=pad.PICKS.get, key="pad_pick", persist_state=KEEP
     )
     if picked == pad.PICK_TOKEN:
         if ss.pad_token not in range(len(labels)):
             ss.pad_token = 0
-        options, key, name = range(len(labels)), "pad_token", "Token row"
-        label = labels.__getitem__
+        ui.menu(st, "Token row", range(len(labels)), "pad_token", labels.__getitem__)
     else:
-        options, key, name, label = range(pad.DIM), "pad_feature", "Feature column", None
-    st.selectbox(
-        name, list(options), format_func=label or FEATURES.__getitem__, key=key, persist_state=KEEP
+        _feature_radio("Feature column", "pad_feature")
+
+
+def _feature_radio(label: str, key: str) -> None:
+    st.radio(
+        label,
+        range(pad.DIM),
+        format_func=FEATURES.__getitem__,
+        key=key,
+        horizontal=True,
+        persist_state=KEEP,
     )
 
 
 def _feature_control() -> None:
-    st.selectbox(
-        "Feature",
-        list(range(pad.DIM)),
-        format_func=FEATURES.__getitem__,
-        key="pad_cf_feature",
-        persist_state=KEEP,
-    )
+    _feature_radio("Feature", "pad_cf_feature")
 
 
 def _calculator_control() -> None:
@@ -206,13 +219,7 @@ def _who_else_control() -> None:
         (focus, "pad_focus", "This sentence", range(len(sentences))),
         (other, "pad_other", "Edit this other sentence", others),
     ):
-        col.selectbox(
-            label,
-            list(options),
-            key=key,
-            persist_state=KEEP,
-            format_func=lambda b: f"{b + 1}: {' '.join(sentences[b])}",
-        )
+        ui.menu(col, label, list(options), key, lambda b: f"{b + 1}: {' '.join(sentences[b])}")
     ui.text_box(
         text.text_input, "...into", "pad_other_text", links.MAX_SENTENCE_CHARS, persist_state=KEEP
     )

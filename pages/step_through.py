@@ -119,7 +119,7 @@ def _inputs() -> tk.TokenInputs:
         _grid(inputs.x, labels)
     if ss.st_token not in range(len(labels)):
         ss.st_token = 0
-    token_col, eps_col, gamma_col, beta_col = st.columns(4)
+    token_col, eps_col, gamma_col, beta_col = st.columns(4, vertical_alignment="bottom")
     ui.token_choice(token_col, "Token", "st_token", labels)
     ui.number_box(
         eps_col,
@@ -141,11 +141,19 @@ def _inputs() -> tk.TokenInputs:
 
 
 def _grid(x: np.ndarray, labels: tuple[str, ...]) -> None:
-    """The embeddings as a grid one edits cell by cell, in a popover: the browser draws a
-    popover's content when it opens, so the grid's code (0.27 MiB of JavaScript) loads for a
-    reader who asks for it, not with every visit. The text box stays the source."""
+    """The embeddings as a grid one edits cell by cell, in a popover drawn only while open
+    (a run on opening it): the grid's code and its data's (Arrow) load for a reader who asks
+    for them, not with every visit. The text box stays the source."""
     ss.st_grid_base = (x, labels)
-    with st.popover("Edit the numbers in a grid", icon=":material/table_rows:"):
+    drawer = st.popover(
+        "Edit the numbers in a grid",
+        icon=":material/table_rows:",
+        key="st_grid_open",
+        on_change="rerun",
+    )
+    with drawer:
+        if not drawer.open:
+            return
         ui.data_editor(
             grid.grid_frame(x),
             key="st_grid",

@@ -112,27 +112,32 @@ def _settings() -> None:
     if ui.presenting():
         st.markdown("Variants: " + ", ".join(map(slides.label, ss.tr_variants)))
     else:
-        st.multiselect(
+        st.pills(
             "Variants",
             list(VARIANTS),
+            selection_mode="multi",
             format_func=slides.label,
             key="tr_variants",
             persist_state=KEEP,
         )
     left, middle, right = st.columns(3)
-    left.slider("Blocks", cfg.MIN_LAYERS, cfg.MAX_LAYERS, key="tr_layers", persist_state=KEEP)
-    middle.selectbox(
+    left.number_input(
+        "Blocks", cfg.MIN_LAYERS, cfg.MAX_LAYERS, step=1, key="tr_layers", persist_state=KEEP
+    )
+    middle.radio(
         "Learning rate",
         cfg.LEARNING_RATES,
         format_func=short_number,
         key="tr_lr",
+        horizontal=True,
         persist_state=KEEP,
     )
-    right.selectbox(
+    right.radio(
         "Padding share",
         cfg.PADDINGS,
         format_func=lambda p: f"{p:.0%}",
         key="tr_padding",
+        horizontal=True,
         persist_state=KEEP,
     )
     left.toggle("Warm-up", key="tr_warmup", persist_state=KEEP)

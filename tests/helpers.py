@@ -2,6 +2,7 @@
 the files its download buttons carry."""
 
 import asyncio
+import html
 import io
 import json
 import re
@@ -178,15 +179,16 @@ def html_table(at: AppTest, column: str) -> pd.DataFrame:
 
 
 def formulas(at: AppTest) -> list[str]:
-    """Every formula on the page: st.latex, and the wrapping inline math of ui.formulas (the
-    markdown in its containers, keyed FORMULAS_...)."""
-    inline = [
-        m.value
+    """Every formula on the page: st.latex, and the LaTeX of each MathML formula of
+    ui.formulas (the data-tex of the HTML in its containers, keyed FORMULAS_...)."""
+    drawn = [
+        html.unescape(tex)
         for block in _blocks(at.main)
         if FORMULAS in getattr(block.proto, "id", "")
-        for m in block.markdown
+        for h in block.get("html")
+        for tex in re.findall(r'data-tex="([^"]*)"', h.proto.body)
     ]
-    return [x.value for x in at.latex] + inline
+    return [x.value for x in at.latex] + drawn
 
 
 def _blocks(node: Block) -> Iterator[Block]:

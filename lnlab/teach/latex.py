@@ -39,6 +39,13 @@ def term(v: float, scale: float | None = None) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+def power(v: float, k: int) -> str:
+    """A number to the power k: in parentheses when negative or written with a power of ten,
+    whose own exponent would otherwise take the power (10^{8}^2 is not LaTeX)."""
+    text = num(v)
+    return f"({text})^{k}" if text.startswith("-") or "^" in text else f"{text}^{k}"
+
+
 def elided(items: Sequence[str]) -> list[str]:
     """Keep short lists whole; cut long ones to head, \\dots, tail."""
     if len(items) <= MAX_SHOWN:

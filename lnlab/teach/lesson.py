@@ -119,6 +119,8 @@ class Section:
     question: Question | None = None
     callouts: tuple[Callout, ...] = ()
     detail: str = ""  # Markdown shown off-slide only, after everything else
+    definitions: tuple[tuple[str, str], ...] = ()  # (name, LaTeX): named formulas, off-slide
+    # only, after the detail
 
 
 @dataclass(frozen=True)

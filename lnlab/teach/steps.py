@@ -40,7 +40,7 @@ STEPS: tuple[StepInfo, ...] = (
         "μ",
         r"\mu = \dfrac{1}{D}\sum_{i=1}^{D} x_i",
         "First, the centre that the token will be moved to 0 from.",
-        "Add the token's $D$ features and divide by $D$. Only this token's own features take part.",
+        "Add the token's D features and divide by D. Only this token's own features take part.",
         'What mean does Layer Norm subtract from token "{label}"?',
     ),
     StepInfo(

@@ -219,13 +219,37 @@ def _grid_changed(key: str) -> None:
         on_change()
 
 
+def menu(
+    where: DeltaGenerator,
+    label: str,
+    options: Sequence[Any],
+    key: str,
+    format_func: Callable[[Any], str] = str,
+    *,
+    disabled: bool = False,
+    icon: str = ":material/list:",
+    width: int | str = "content",
+    **kwargs: Any,
+) -> Any:
+    """A choice of one of `options` as a button that reads "label: the chosen one" and opens
+    the list (radio buttons) under it: a select box's job without its code (35 KiB of
+    JavaScript on a page's first load), and the list is drawn only when opened. Returns the
+    chosen option; `kwargs` go to st.radio (on_change, args, ...)."""
+    chosen = st.session_state.get(key, options[0] if options else None)
+    shown = format_func(chosen) if chosen in options else ""
+    kwargs.setdefault("persist_state", KEEP)
+    with where.popover(plain(f"{label}: {shown}"), icon=icon, disabled=disabled, width=width):
+        # the options as typed: a radio's labels are Markdown
+        return st.radio(
+            label, options, format_func=lambda o: plain(format_func(o)), key=key, **kwargs
+        )
+
+
 def preset_choice(label: str, presets: Sequence[Any], key: str, **kwargs: Any) -> str:
-    """A selectbox of `presets` (anything with key, title, source) shown by title, the chosen
-    one's source as its caption. Returns the chosen key; `kwargs` go to st.selectbox."""
+    """A menu of `presets` (anything with key, title, source) shown by title, the chosen
+    one's source as its caption. Returns the chosen key; `kwargs` go to st.radio."""
     by_key = {p.key: p for p in presets}
-    chosen = st.selectbox(
-        label, list(by_key), format_func=lambda k: by_key[k].title, key=key, **kwargs
-    )
+    chosen = menu(st, label, list(by_key), key, lambda k: by_key[k].title, **kwargs)
     st.caption(plain(by_key[chosen].source))
     return chosen
 
@@ -246,11 +270,5 @@ def embeddings_box(key: str, height: int, **kwargs: Any) -> None:
 
 
 def token_choice(where: DeltaGenerator, label: str, key: str, labels: Sequence[str]) -> None:
-    """A selectbox of the tokens, "1: Hello", "2: ,", ..., holding the 0-based index."""
-    where.selectbox(
-        label,
-        range(len(labels)),
-        format_func=lambda i: f"{i + 1}: {labels[i]}",
-        key=key,
-        persist_state=KEEP,
-    )
+    """A menu of the tokens, "1: Hello", "2: ,", ..., holding the 0-based index."""
+    menu(where, label, range(len(labels)), key, lambda i: f"{i + 1}: {labels[i]}")

@@ -8,6 +8,7 @@ changes the lesson is seen at once.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 
@@ -17,10 +18,11 @@ from lnlab.core.numbers import exact, fmt
 from lnlab.teach.export import Exports
 from lnlab.teach.lesson import Figure, Lesson, Metric, Section, Table
 from lnlab.teach.links import Field
+from lnlab.teach.mathml import mathml
 from lnlab.ui import live as in_browser
 from lnlab.ui.assist import landing, say
 from lnlab.ui.figures import chart, table
-from lnlab.ui.inputs import KEEP
+from lnlab.ui.inputs import KEEP, menu
 from lnlab.ui.lesson_hooks import ClassSlide, live_class
 from lnlab.ui.links import catch_up, forget_arrival, link_params, share_link
 from lnlab.ui.page import presenting
@@ -43,17 +45,20 @@ FORMULAS = "lnlab_formulas"  # the key of a section's formulas: the page's CSS (
 # spaces them by its st-key- class, and tests find them by it (tests/helpers.py)
 
 
-def formulas(latex: Sequence[str], key: str) -> None:
-    """Formulas that wrap: each is inline math, which breaks after = and + and at
-    \\allowbreak, so a long substituted formula continues on the next line instead of running
-    off the screen. They stand in one container keyed `FORMULAS_<key>`, the class the page's
-    CSS gives their line height by: Markdown with HTML of its own (a wrapping <div>) would
-    load Streamlit's HTML parser (57 KiB of JavaScript) on every page that shows a formula."""
+def formulas(latex: Sequence[str], key: str, names: Sequence[str] = ()) -> None:
+    """A section's formulas, one a line (each after its name in bold, if `names`), as MathML
+    the browser draws itself (lnlab.teach.mathml: no formula library on the page; a long one
+    wraps). They stand in one container keyed `FORMULAS_<key>`, which tests find them by."""
     if not latex:
         return
+    named = [f"<strong>{html.escape(n)}</strong> " for n in names] or [""] * len(latex)
     with st.container(key=f"{FORMULAS}_{key}"):
-        for one in latex:
-            st.markdown(f"${one}$")
+        st.html(
+            "".join(
+                f'<p class="lnlab-formula">{name}{mathml(one)}</p>'
+                for name, one in zip(named, latex, strict=True)
+            )
+        )
 
 
 def metric(m: Metric) -> None:
@@ -171,6 +176,9 @@ def _beside_and_below(
             chart(fig, key=f"{key}_{fig.name}")
     if section.detail and not slide:
         st.markdown(section.detail)
+    if section.definitions and not slide:
+        names, latex = zip(*section.definitions, strict=True)
+        formulas(latex, f"{key}_definitions", names)
 
 
 def _numbers(section: Section, slide: bool) -> None:
@@ -341,15 +349,14 @@ def _navigation(
         nav.markdown(f"**Slide {at + 1} of {count}**{title}")
         return nav
     titles = [s.title for s in lesson.sections]
-    nav.selectbox(
+    menu(
+        nav,
         "Section",
         range(count),
-        format_func=lambda k: f"{k + 1}. {titles[k]}",
-        key=slide_key,
-        label_visibility="collapsed",
+        slide_key,
+        lambda k: f"{k + 1}. {titles[k]}",
         disabled=show_all,
-        width=320,
-        persist_state=KEEP,
+        icon=":material/toc:",
     )
     nav.toggle("Show every section", key=f"{page}_all", persist_state=KEEP)
     return nav

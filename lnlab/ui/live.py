@@ -46,27 +46,14 @@ FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the b
 _STATUS_FAILED = "failed"
 
 # The component's own script: it loads the lesson's modules from the app's static files once per
-# page, and KaTeX when a lesson first needs a formula the page has not drawn
-# (static/lnlab/math.mjs), and tells Python if anything fails.
+# page, and KaTeX (which writes a formula's MathML) when a lesson first needs a formula the page
+# has not drawn (static/lnlab/math.mjs), and tells Python if anything fails.
 LOADER = """
 const loading = new Map(); // module -> its promise: a page's lessons load once per page
 let katex = null; // KaTeX's promise, once a lesson asked for it
 
-function katexStyles(base) {
-  return new Promise((loaded, failed) => {
-    if (document.getElementById("lnlab-katex-css")) return loaded();
-    const link = document.createElement("link");
-    link.id = "lnlab-katex-css";
-    link.rel = "stylesheet";
-    link.href = base + "katex/katex.min.css";
-    link.onload = () => loaded();
-    link.onerror = () => failed(new Error("KaTeX's stylesheet did not load"));
-    document.head.append(link);
-  });
-}
-
 function loadKatex(base) {
-  katex ??= Promise.all([import(base + "katex/katex.min.js"), katexStyles(base)]).then(
+  katex ??= import(base + "katex/katex.min.js").then(
     () => self.katex,
     (err) => {
       katex = null; // the next formula tries again
@@ -94,7 +81,7 @@ _component = st.components.v2.component(
     "lnlab.live_lesson",
     css=(STATIC / "lnlab" / "live_lesson.css").read_text(encoding="utf-8"),
     js=LOADER,
-    isolate_styles=False,  # KaTeX's stylesheet and the app's table styles apply as elsewhere
+    isolate_styles=False,  # the app's table and formula styles apply as elsewhere
 )
 
 

@@ -58,12 +58,11 @@ html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !impo
   position: absolute !important; width: 1px; height: 1px; padding: 0; margin: -1px;
   overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0;
 }
-/* a section's formulas (lnlab.ui.lesson.formulas, a keyed container), and a formula with
-   fractions under one whose fractions have subscripts (x_i / sigma_eps): the upper denominator
-   clears the lower numerator */
-[class*="st-key-lnlab_formulas"] p { line-height: 2.4; margin-bottom: 0.2rem; }
-[class*="st-key-lnlab_formulas"] > [data-testid="stElementContainer"]:has(.mfrac .msupsub)
-  + [data-testid="stElementContainer"]:has(.mfrac) { margin-top: 0.9rem; }
+/* a section's formulas (lnlab.ui.lesson.formulas): MathML (lnlab.teach.mathml), one a line,
+   each in pieces that wrap like words */
+.lnlab-formula { margin: 0 0 0.7rem; line-height: 1.9; }
+.lnlab-formula .lnlab-math math { font-size: 1.2em; }
+.lnlab-math math { font-size: 1.05em; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
 /* how to join a class (lnlab.ui.classroom.teacher.join_card): the code on one line, as big as
    its box allows (11 characters of 0.6 em and 0.08 em apart: 7.5 em), the QR code whole; in
@@ -134,6 +133,7 @@ PRESENTER_CSS = """
 .stMarkdown h2, h2 { font-size: 1.45rem !important; padding: 0.1rem 0 !important; }
 .stMarkdown h3, h3 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
 .katex { font-size: 1.25em !important; }
+.lnlab-formula { font-size: 1.3rem; }
 [data-testid="stMetricValue"] { font-size: 2rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem; }
 [data-testid="stWidgetLabel"] p { font-size: 1.1rem; }

@@ -1,17 +1,50 @@
-// A lesson's formulas as KaTeX's HTML (live_lesson.mjs draws them), with KaTeX's code loaded
-// only when a formula is needed that the page has not drawn already.
+// A lesson's formulas as MathML the browser draws itself (live_lesson.mjs draws them), written
+// as lnlab.teach.mathml writes Python's: one <math> per piece, cut where a line may break (after
+// a top-level =, + or \approx, and at \allowbreak), in a span whose data-tex is the LaTeX.
+// KaTeX writes each piece's MathML, and its code loads only when a formula is needed that the
+// page has not drawn already.
 //
 // On a first visit Python draws its own lesson under this one until this one shows (lnlab.ui.live),
-// with the same formulas, character for character (tests/js), and Streamlit's own KaTeX draws
-// those. Loading static/katex as well would send a second copy of KaTeX (75 KiB of JavaScript)
-// for formulas already on the page: a formula found there is taken from there. KaTeX itself
-// loads once the user starts using the page (a key, a pointer, a touch, the focus), before any
-// new formula is needed, or at once when a formula is on neither.
+// with the same formulas, character for character (tests/js): a formula found there is taken
+// from there, so a first view sends no formula library at all. KaTeX itself (75 KiB of
+// JavaScript) loads once the user starts using the page (a key, a pointer, a touch, the focus),
+// before any new formula is needed, or at once when a formula is not on the page.
 
-const OPTIONS = { throwOnError: false, output: "htmlAndMathml" };
+const OPTIONS = { throwOnError: false, output: "mathml" };
 const WAIT_FOR_PAGE_MS = 2000; // for Python's lesson to draw the formulas of the first view
 const ACTIVITY = ["keydown", "pointerdown", "pointermove", "touchstart", "focusin", "wheel"];
-const TEX = 'annotation[encoding="application/x-tex"]';
+const DRAWN = ".lnlab-math[data-tex]";
+const BREAK = String.raw`\allowbreak`;
+const BREAKS_AFTER = new Set(["=", "+", String.raw`\approx`]);
+const OPEN = new Set(["{", String.raw`\left`]);
+const CLOSE = new Set(["}", String.raw`\right`]);
+
+/** `tex` cut where a line may break, as lnlab.teach.mathml.pieces cuts it. */
+export function pieces(tex) {
+  const out = [];
+  let piece = [];
+  let depth = 0;
+  for (const token of tex.match(/\\[a-zA-Z]+|\\.|[^]/g) ?? []) {
+    if (token === BREAK && depth === 0) {
+      out.push(piece.join(""));
+      piece = [];
+      continue;
+    }
+    if (token !== BREAK) piece.push(token);
+    depth += OPEN.has(token) - CLOSE.has(token);
+    if (depth === 0 && BREAKS_AFTER.has(token)) {
+      out.push(piece.join(""));
+      piece = [];
+    }
+  }
+  out.push(piece.join(""));
+  return out.filter((p) => p.trim());
+}
+
+function escapeAttribute(text) {
+  const entities = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;" };
+  return text.replace(/[&<>"']/g, (c) => entities[c]);
+}
 
 export class Formulas {
   /**
@@ -35,10 +68,14 @@ export class Formulas {
     for (const type of ACTIVITY) window.addEventListener(type, this.onActivity, true);
   }
 
-  /** KaTeX's HTML of `latex`, or its TeX (in `missing`) until KaTeX or the page has it. */
+  /** The MathML of `latex` (see above), or its TeX (in `missing`) until KaTeX or the page has
+   * it. */
   html(latex) {
-    if (this.katex) return this.katex.renderToString(latex, OPTIONS);
     const tex = latex.trim();
+    if (this.katex) {
+      const maths = pieces(tex).map((p) => this.katex.renderToString(p, OPTIONS));
+      return `<span class="lnlab-math" data-tex="${escapeAttribute(tex)}">${maths.join("")}</span>`;
+    }
     const found = this.onPage.get(tex) ?? this.find(tex);
     if (found !== undefined) return found;
     if (this.complete()) queueMicrotask(() => this.settle()); // once the draw is over
@@ -88,12 +125,11 @@ export class Formulas {
     this.redraw();
   }
 
-  /** KaTeX's HTML of `tex` as the page drew it, if it did; what the page drew is kept. */
+  /** The MathML of `tex` as the page drew it, if it did; what the page drew is kept. */
   find(tex) {
-    for (const note of document.querySelectorAll(TEX)) {
-      const source = note.textContent.trim();
-      const katex = note.closest(".katex");
-      if (katex && !this.onPage.has(source)) this.onPage.set(source, katex.outerHTML);
+    for (const drawn of document.querySelectorAll(DRAWN)) {
+      const source = drawn.dataset.tex.trim();
+      if (!this.onPage.has(source)) this.onPage.set(source, drawn.outerHTML);
     }
     return this.onPage.get(tex);
   }

@@ -52,7 +52,7 @@ MEASURE_JS = """() => {
     }
   }
   const cut = [];
-  const boxes = '.katex, .lnlab-table-wrap, [data-testid="stMarkdownContainer"]';
+  const boxes = '.katex, .lnlab-formula, .lnlab-table-wrap, [data-testid="stMarkdownContainer"]';
   for (const e of main.querySelectorAll(boxes)) {
     if (visible(e) && e.scrollWidth > e.clientWidth + 1) cut.push(e.textContent.slice(0, 60));
   }

@@ -29,12 +29,18 @@ pytestmark = pytest.mark.browser
 
 SCREENSHOTS = OUTPUT / "screenshots"
 # Code a first view never needs (issue 40): the grid's (its popover), Plotly's (the
-# "Interactive chart" popover), the code highlighter's (the script's popover) and the parser of
-# Markdown with HTML of its own (none is drawn)
-ON_REQUEST = ("DataFrame.", "PlotlyChart.", "StreamlitSyntaxHighlighter.", "rehype-raw.")
-# KaTeX: Streamlit's copy (its Markdown's formulas) or the app's (a lesson drawn in the page
-# with no formula drawn by Streamlit to take: static/lnlab/math.mjs), never both
-KATEX = ("rehype-katex.", "/katex/katex.min.js")
+# "Interactive chart" popover), the code highlighter's (the script's popover), the parser of
+# Markdown with HTML of its own (none is drawn), a formula library (formulas are MathML:
+# lnlab.teach.mathml) and the select box's (choices are lnlab.ui.inputs.menu or radios)
+ON_REQUEST = (
+    "DataFrame.",
+    "PlotlyChart.",
+    "StreamlitSyntaxHighlighter.",
+    "rehype-raw.",
+    "rehype-katex.",
+    "/katex/katex.min.js",
+    "Selectbox.",
+)
 
 
 @pytest.mark.parametrize("app_page", APP_PAGES, ids=lambda p: p.name)
@@ -60,7 +66,6 @@ def test_page_loads_clean(browser: Browser, streamlit_server: StreamlitServer, a
         assert layout_shift(page) <= MAX_LAYOUT_SHIFT, f"CLS {layout_shift(page):.3f}"
         early = [u for u in scripts if any(name in u for name in ON_REQUEST)]
         assert not early, f"{app_page.name} loads code it shows nothing with: {early}"
-        assert not all(any(k in u for u in scripts) for k in KATEX), "two copies of KaTeX"
         assert_accessible(page, f"{app_page.name} at 1366 x 768")
         screenshot_whole_page(page, SCREENSHOTS / f"{app_page.name}.png")
     finally:

@@ -18,6 +18,8 @@
   lnlab.labs.padding.live sends them, and for every statistic one can pick (each feature naive
   and masked, each token row) Python's mean and variance and the three formulas
   lnlab.labs.padding.lesson.statistic_latex writes with them.
+- ``mathml.json``: every formula of those two, and each step's rule, with the pieces
+  lnlab.teach.mathml.pieces cuts it into (where a line may break).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from lnlab.labs.padding import batch as pad
 from lnlab.labs.padding import live as padding_live
 from lnlab.labs.padding.lesson import statistic_latex
 from lnlab.labs.step_through.token import token_lesson, token_summary
-from lnlab.teach.steps import written_steps
+from lnlab.teach.mathml import pieces
+from lnlab.teach.steps import STEPS, written_steps
 
 SEED = 20261126
 TOKENS = 100_000
@@ -230,6 +233,15 @@ def padding_cases(rng: np.random.Generator) -> list[dict]:
     return cases
 
 
+def formula_cases(steps: list[dict], padding: list[dict]) -> list[list]:
+    """[LaTeX, its pieces as lnlab.teach.mathml.pieces cuts them] for every formula above and
+    the rules' own (lnlab.teach.steps)."""
+    found = {s.formula for s in STEPS}
+    found.update(tex for c in steps for tex in c["latex"])
+    found.update(tex for c in padding for p in c["picks"] for tex in p["latex"])
+    return [[tex, pieces(tex)] for tex in sorted(found)]
+
+
 def _json(value: object) -> str:
     """JSON that JavaScript's JSON.parse reads: NaN and the infinities as {"float": "nan"},
     {"float": "inf"} and {"float": "-inf"} (tests/js/cases.mjs turns them back into numbers)."""
@@ -258,7 +270,15 @@ def write(out: Path) -> dict:
     padding = padding_cases(rng)
     (out / "padding.json").write_text(_json(padding), encoding="utf-8")
     picks = sum(len(c["picks"]) for c in padding)
-    counts = {"tokens": tokens, "numbers": len(numbers), "steps": len(steps), "picks": picks}
+    formulas = formula_cases(steps, padding)
+    (out / "mathml.json").write_text(_json(formulas), encoding="utf-8")
+    counts = {
+        "tokens": tokens,
+        "numbers": len(numbers),
+        "steps": len(steps),
+        "picks": picks,
+        "formulas": len(formulas),
+    }
     (out / "counts.json").write_text(json.dumps(counts), encoding="utf-8")
     return counts
 

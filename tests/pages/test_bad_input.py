@@ -61,7 +61,7 @@ def _count_metric(at: AppTest, label: str) -> float:
     """A metric of the transformer's last section (the count), opened for it; exact from the
     metric's "Exact value" help when the shown value is rounded."""
     if not any(m.label.startswith(label) for m in at.metric):
-        at.selectbox(key="tf_slide").select(2).run()
+        at.radio(key="tf_slide").set_value(2).run()
     return metric_value(at, label)
 
 
@@ -136,6 +136,9 @@ def _send_grid(at: AppTest, key: str, edits: dict) -> AppTest:
     return at._run(states)
 
 
+GRID_POPOVERS = ("st_grid_open", "pad_words_open")
+
+
 class Sessions:
     """One running AppTest per page for text and grid input; fresh ones for state and links."""
 
@@ -145,7 +148,10 @@ class Sessions:
 
     def shared(self, page: str) -> AppTest:
         if page not in self.running:
-            at = page_test(f"pages/{page}.py", OPENED_AT.get(page)).run()
+            at = page_test(f"pages/{page}.py", OPENED_AT.get(page))
+            for key in GRID_POPOVERS:  # the grids are drawn only while their popovers are open
+                at.session_state[key] = True
+            at.run()
             assert not at.exception, _traceback(at)
             self.running[page] = at
         return self.running[page]

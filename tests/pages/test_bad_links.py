@@ -28,7 +28,7 @@ def open_link(page: str, query: dict[str, str | list[str]]) -> AppTest:
 
 def _open_section(at: AppTest, key: str, k: int) -> None:
     """Show section `k` (0-based) of the lesson whose section chooser is `key`."""
-    at.selectbox(key=key).select(k).run()
+    at.radio(key=key).set_value(k).run()
     assert not at.exception
 
 
@@ -51,8 +51,8 @@ def _conventions_default(at: AppTest) -> None:
 
 
 def _gpu_default(at: AppTest) -> None:
-    assert at.selectbox(key="gpu_device").value == "auto"
-    assert at.selectbox(key="gpu_preset").value == "hello"
+    assert at.radio(key="gpu_device").value == "auto"
+    assert at.radio(key="gpu_preset").value == "hello"
     stats = html_table(at, "μ float64")  # section 1: the device and dtype
     np.testing.assert_allclose(stats["μ float64"], HELLO_MEANS, rtol=1e-15)
     _open_section(at, "gpu_slide", 3)  # the benchmark's sizes

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import torch
 from helpers import ROOT
+from helpers import formulas as drawn
 from streamlit.testing.v1 import AppTest
 
 from lnlab.ui import PAGES
@@ -18,7 +19,7 @@ def test_home_loads_with_steps_and_links():
     at = home()
     assert not at.exception
     assert at.title[0].value == "Layer Normalization, step by step"
-    formulas = " ".join(el.value for el in at.latex)
+    formulas = " ".join(drawn(at))
     for symbol in (r"\mu", r"\sigma^2", r"\sigma_\epsilon", r"\hat{x}_i", r"\gamma_i"):
         assert symbol in formulas
     links = [el.proto.page for el in at.get("page_link")]

@@ -45,7 +45,7 @@ TITLE = "Conventions and checker"
 INTRO = (
     "Layer Norm is one formula on paper and several in code. Libraries disagree on a few "
     "details: how large ε is, whether it goes **inside the square root** or is **added to the "
-    "std**, whether the variance divides by $D$ or by $D-1$, whether the mean is subtracted at "
+    "std**, whether the variance divides by D or by D − 1, whether the mean is subtracted at "
     "all (RMSNorm), and over which axes. Take them one at a time, then check the numbers a "
     "tutorial printed."
 )
@@ -107,7 +107,7 @@ def _six(comparison: ConventionComparison, token: int, label: str) -> Section:
             label=f"Outputs of {label} under six conventions",
             summary=_differences(comparison),
         ),
-        detail="\n\n".join(f"**{c.name}** ({c.source}): ${c.formula}$" for c in CONVENTIONS),
+        definitions=tuple((f"{c.name} ({c.source}):", c.formula) for c in CONVENTIONS),
     )
 
 

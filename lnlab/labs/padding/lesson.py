@@ -21,7 +21,7 @@ from lnlab.labs.padding import plots
 from lnlab.labs.padding.questions import page_questions
 from lnlab.teach.claims import claim
 from lnlab.teach.figures import spread
-from lnlab.teach.latex import joined, num, term, vector
+from lnlab.teach.latex import joined, num, power, term, vector
 from lnlab.teach.lesson import Callout, Figure, Lesson, Metric, Section, Table
 from lnlab.teach.markdown import plain
 from lnlab.teach.presets import PADDING_COUNT
@@ -545,7 +545,7 @@ def _closed_form(lab: pad.PaddingLab, view: View, question: Question | None) -> 
             rf"\mu_{{\text{{padded}}, {name}}} = (1 - {num(p)}) \times {term(mu)} = "
             rf"{num(cf.predicted_mean[j])}",
             rf"\sigma^2_{{\text{{padded}}, {name}}} = (1 - {num(p)}) \times {num(var)} + "
-            rf"{num(p)} \times (1 - {num(p)}) \times {term(mu)}^2 = {num(cf.predicted_var[j])}",
+            rf"{num(p)} \times (1 - {num(p)}) \times {power(mu, 2)} = {num(cf.predicted_var[j])}",
         ),
         numbers=(
             Table(

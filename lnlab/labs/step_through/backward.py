@@ -16,7 +16,7 @@ from lnlab.core.numbers import fmt
 from lnlab.labs.step_through.grid import feature_names
 from lnlab.labs.step_through.token import TokenLesson
 from lnlab.teach.claims import claim
-from lnlab.teach.latex import bracketed, joined, num, term, vector
+from lnlab.teach.latex import bracketed, joined, num, power, term, vector
 from lnlab.teach.lesson import Callout, Metric, Section, Table
 from lnlab.teach.quiz import Question, question_id
 
@@ -237,7 +237,7 @@ def _sums(lesson: TokenLesson, dy: np.ndarray, dx_hat: np.ndarray, check: Autogr
             rf"\textstyle\sum_i dx_i = {joined([term(v, total_scale) for v in g.dx])}"
             rf" = {num(total, total_scale)}",
             rf"dx \cdot \hat{{x}} = \dfrac{{{num(eps)} \cdot {term(projection)}}}"
-            rf"{{{num(sigma)}^3}} = {num(predicted, scale)}",
+            rf"{{{power(sigma, 3)}}} = {num(predicted, scale)}",
         ),
         numbers=(
             Metric(

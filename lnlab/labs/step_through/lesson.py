@@ -28,7 +28,7 @@ from lnlab.teach.steps import STEPS, StepInfo
 
 TITLE = "Step through one token"
 INTRO = (
-    "Layer Norm looks at **one token at a time**: it takes that token's $D$ features, "
+    "Layer Norm looks at **one token at a time**: it takes that token's D features, "
     "computes their mean and spread, and rescales them. Enter embeddings (or pick a preset), "
     "choose a token, and walk through the five steps."
 )

@@ -133,7 +133,7 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
     weights = pd.DataFrame(example.weights, columns=list(example.features))
     weights.insert(0, "W", list(example.features))
     stages = tuple(
-        Table(stage_frame(example, s), about(position, f"{s.title}: ${s.latex}$"), on_slide=False)
+        Table(stage_frame(example, s), about(position, f"{s.title}: {s.formula}"), on_slide=False)
         for s in example.stages
     )
     return Section(
@@ -145,7 +145,7 @@ def _add_norm(lesson: tf.TransformerLesson) -> Section:
             Table(
                 summary_frame(example),
                 f"{len(example.tokens)} tokens through one step of the toy sublayer "
-                r"$f(x) = \mathrm{ReLU}(xW)$.",
+                "f(x) = ReLU(xW).",
             ),
             *stages,
             Table(weights, "The sublayer's fixed weights W.", on_slide=False),

@@ -170,7 +170,7 @@ class Stage:
     """One table of the worked example, with each token's mean and (biased) std."""
 
     title: str
-    latex: str
+    formula: str  # in plain text, for a caption
     value: np.ndarray  # (tokens, features)
 
     @property
@@ -213,26 +213,26 @@ def add_and_norm_example(norm_position: str, eps: float = EPS) -> AddNormExample
     if check_norm_position(norm_position) == POST_NORM:
         fx = f(x)
         stages = (
-            Stage("x: the residual stream", r"x", x),
-            Stage("f(x): the sublayer's output", r"f(x) = \mathrm{ReLU}(xW)", fx),
-            Stage("x + f(x): Add", r"x + f(x)", x + fx),
+            Stage("x: the residual stream", "x", x),
+            Stage("f(x): the sublayer's output", "f(x) = ReLU(xW)", fx),
+            Stage("x + f(x): Add", "x + f(x)", x + fx),
             Stage(
                 "LayerNorm(x + f(x)): Norm",
-                r"\mathrm{LN}(x + f(x))",
+                "LN(x + f(x))",
                 post_norm_step(x, f, eps),
             ),
         )
     else:
         normed = layer_norm(x, eps=eps)
         stages = (
-            Stage("x: the residual stream", r"x", x),
-            Stage("LayerNorm(x): Norm first", r"\mathrm{LN}(x)", normed),
+            Stage("x: the residual stream", "x", x),
+            Stage("LayerNorm(x): Norm first", "LN(x)", normed),
             Stage(
                 "f(LayerNorm(x)): the sublayer's output",
-                r"f(\mathrm{LN}(x)) = \mathrm{ReLU}(\mathrm{LN}(x)\,W)",
+                "f(LN(x)) = ReLU(LN(x) W)",
                 f(normed),
             ),
-            Stage("x + f(LayerNorm(x)): Add", r"x + f(\mathrm{LN}(x))", pre_norm_step(x, f, eps)),
+            Stage("x + f(LayerNorm(x)): Add", "x + f(LN(x))", pre_norm_step(x, f, eps)),
         )
     return AddNormExample(
         norm_position=norm_position,

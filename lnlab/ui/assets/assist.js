@@ -13,6 +13,9 @@
 //   control, or put where the action asked (lnlab.ui.assist.land) (2.4.3);
 // - every table that scrolls sideways made a tab stop, so a keyboard can scroll it, with its
 //   arrow keys kept from the lesson's Previous and Next shortcuts (2.1.1).
+// - formulas drawn as MathML (lnlab.teach.mathml): st.html's sanitizer keeps HTML only, so a
+//   formula arrives as a span with its MathML in data-mathml, put in place here as the span
+//   arrives, before the page paints it.
 // It changes nothing else on the page and asks no server for anything.
 (() => {
   "use strict";
@@ -168,6 +171,14 @@
     }
   }
 
+  // ---------------------------------------------------------------- formulas
+  function formulas() {
+    for (const span of document.querySelectorAll(".lnlab-math[data-mathml]:not([data-drawn])")) {
+      span.innerHTML = span.dataset.mathml;
+      span.setAttribute("data-drawn", "");
+    }
+  }
+
   // ---------------------------------------------------------------- on every change
   let queued = false;
 
@@ -200,7 +211,10 @@
     region.setAttribute("aria-live", "polite");
     region.setAttribute("aria-atomic", "true");
     document.body.appendChild(region);
-    new MutationObserver(soon).observe(document.body, {
+    new MutationObserver(() => {
+      formulas(); // at once: a formula's text is never painted
+      soon();
+    }).observe(document.body, {
       childList: true,
       subtree: true,
       characterData: true,

@@ -29,7 +29,7 @@ def _open(query: dict[str, str] | None = None) -> AppTest:
 
 def _go(at: AppTest, section: str) -> AppTest:
     """The page showing `section` (one of SECTIONS), as the section chooser does."""
-    at.selectbox(key="cv_slide").select(SECTIONS.index(section)).run()
+    at.radio(key="cv_slide").set_value(SECTIONS.index(section)).run()
     assert not at.exception
     return at
 
@@ -90,7 +90,7 @@ def test_editing_the_vector_updates_the_table_and_the_chart():
     for x, token in ((np.array([2.0, 4, 6, 8]), "token 1"), (np.array([1.0, 1, 2, 9]), "token 2")):
         for name, y in _outputs(x).items():
             np.testing.assert_allclose(_row(table, name, token), y, rtol=1e-9)
-    at.selectbox(key="cv_token").select(1).run()
+    at.radio(key="cv_token").set_value(1).run()
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
     for name, y in _outputs(np.array([1.0, 1, 2, 9])).items():  # the chosen token's bars
         np.testing.assert_allclose(next(b["y"] for b in bars if b["name"] == name), y)
@@ -183,7 +183,7 @@ CASE_CLAIMS = {
 @pytest.mark.parametrize("key", list(CASE_CLAIMS))
 def test_each_ready_made_case_gets_verdicts_that_numpy_agrees_with(key):
     at = _go(_open(), "check")
-    at.selectbox(key="ck_case").select(key).run()
+    at.radio(key="ck_case").set_value(key).run()
     assert not at.exception and not at.error
     table = _table(at, "verdict")
     assert len(table) > 0
@@ -208,7 +208,7 @@ def test_each_ready_made_case_gets_verdicts_that_numpy_agrees_with(key):
 
 def test_std_claim_of_pytorch_notebook_holds_only_with_eps_inside():
     at = _go(_open(), "check")
-    at.selectbox(key="ck_case").select("add-norm-notebook").run()
+    at.radio(key="ck_case").set_value("add-norm-notebook").run()
     row = _table(at, "verdict").set_index("claim").loc["std, row 1"]
     x = np.array([0.2, 0.1, 0.3])
     w, tol = float(row["written"]), _tol(row["written"])
@@ -293,7 +293,7 @@ def test_link_round_trip_shows_the_same_numbers():
     for t, x in enumerate(TWO_TOKENS):
         for name, y in _outputs(x).items():
             np.testing.assert_allclose(_row(table, name, f"token {t + 1}"), y, rtol=1e-9)
-    assert first.selectbox(key="cv_token").value == 1
+    assert first.radio(key="cv_token").value == 1
     _go(first, "check")
     assert first.text_area(key="ck_x").value == CHECK_LINK["cx"]
     verdicts = _table(first, "verdict").set_index("claim")["verdict"]
@@ -305,13 +305,13 @@ def test_link_round_trip_shows_the_same_numbers():
     assert second.header[0].value == "7. Check a tutorial's printed numbers"
     for old, new in zip(html_tables(first), html_tables(second), strict=True):
         pd.testing.assert_frame_equal(old, new)
-    assert _go(second, "six").selectbox(key="cv_token").value == 1
+    assert _go(second, "six").radio(key="cv_token").value == 1
 
 
 def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
     at = _link({"x": "2,4,6,8;1,1,2,9", "tok": "5"})
     assert "Token 5 is not in the input" in at.warning[0].value
-    assert at.selectbox(key="cv_token").value == 0
+    assert at.radio(key="cv_token").value == 0
 
 
 def test_presenter_mode_hides_the_boxes_and_the_extra_tables():
@@ -331,7 +331,7 @@ def test_presenter_mode_hides_the_boxes_and_the_extra_tables():
     at.session_state["cv_slide"] = SECTIONS.index("check")
     at.run()
     assert not at.text_area and not at.text_input  # the claim boxes are off-slide
-    assert at.selectbox(key="ck_case").value == "why-not-bn-contextual"
+    assert at.radio(key="ck_case").value == "why-not-bn-contextual"
     brief = _table(at, "claims that hold")  # the verdicts in brief: two means, two stds
     assert list(brief["claims that hold"]) == ["2 of 2 means", "0 of 2 stds"]
     assert not [t for t in html_tables(at) if "verdict" in t.columns]
@@ -400,12 +400,12 @@ def test_next_previous_and_the_section_chooser_walk_the_lesson():
 def test_the_slide_in_the_link_opens_that_section_and_old_links_open_the_first():
     at = _link({"s": "7", "case": "seed001-notebook"})  # an old case key still opens its case
     assert at.header[0].value == "7. Check a tutorial's printed numbers"
-    assert at.selectbox(key="ck_case").value == "add-norm-notebook"
+    assert at.radio(key="ck_case").value == "add-norm-notebook"
     assert at.text_input(key="ck_std").value == "tensor([[[0.0817]],\n\n        [[0.1886]]])"
     old = _link({"x": "2,4,6,8", "case": "seed003-contextual", "cmean": "5.63, 5.57"})
     assert old.header[0].value == "1. One vector, six conventions"
     assert _go(old, "check").text_input(key="ck_mean").value == "5.63, 5.57"
-    assert old.selectbox(key="ck_case").value == "why-not-bn-contextual"
+    assert old.radio(key="ck_case").value == "why-not-bn-contextual"
 
 
 def test_show_every_section_draws_the_whole_lesson():

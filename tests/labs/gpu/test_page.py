@@ -17,6 +17,7 @@ import torch
 from helpers import (
     ROOT,
     downloaded,
+    formulas,
     front_of_line_held,
     html_tables,
     page_test,
@@ -56,9 +57,9 @@ CPU_MACHINE = pytest.mark.skipif(
 
 def _on_cpu(dtype: str = "float32") -> AppTest:
     at = _app()
-    at.selectbox(key="gpu_device").select("cpu").run()
+    at.radio(key="gpu_device").set_value("cpu").run()
     if dtype != "float32":
-        at.selectbox(key="gpu_dtype").select(dtype).run()
+        at.radio(key="gpu_dtype").set_value(dtype).run()
     assert not at.exception
     return at
 
@@ -75,7 +76,7 @@ def _frame(at: AppTest, column: str) -> pd.DataFrame:
     """The first table with `column`, indexed by its first column, on the section holding it."""
     presenting = "present" in at.session_state and at.session_state["present"]
     if not _has_frame(at, column) and not presenting:
-        at.selectbox(key="gpu_slide").select(_section(column)).run()
+        at.radio(key="gpu_slide").set_value(_section(column)).run()
     table = next(t for t in html_tables(at) if column in t.columns)
     return table.set_index(table.columns[0])
 
@@ -90,10 +91,10 @@ def _warnings(at: AppTest) -> list[str]:
 
 
 def _step_formulas(at: AppTest) -> list[str]:
-    """The formulas (inline math in markdown) of the five steps' section, opened for them."""
+    """The formulas of the five steps' section, opened for them."""
     if at.session_state["gpu_slide"] != STEPS:
-        at.selectbox(key="gpu_slide").select(STEPS).run()
-    return [m.value for m in at.markdown if "$" in m.value]
+        at.radio(key="gpu_slide").set_value(STEPS).run()
+    return formulas(at)
 
 
 def _bound(u: float, step: str) -> float:
@@ -145,14 +146,14 @@ def test_low_precision_errors_are_larger_but_bounded(dtype, rounded, u):
 
 def test_presets_typed_text_and_token_choice_change_the_numbers():
     at = _app()
-    at.selectbox(key="gpu_preset").select("token-2468").run()
+    at.radio(key="gpu_preset").set_value("token-2468").run()
     assert at.text_area(key="gpu_text").value == "2, 4, 6, 8"
     assert _frame(at, "μ float64")["μ float64"].tolist() == [5.0]
     at.text_area(key="gpu_text").input("1 2 3 4 5\n0 0 0 0 10").run()
     stats = _frame(at, "μ float64")
     assert list(stats.index) == ["t1", "t2"]
     assert stats["μ float64"].tolist() == [3.0, 2.0]
-    at.selectbox(key="gpu_token").select(1).run()
+    at.radio(key="gpu_token").set_value(1).run()
     assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(at))
 
 
@@ -166,7 +167,7 @@ def test_bad_embeddings_show_an_error_and_keep_the_last_result():
 
 def test_scale_up_on_the_cpu_shows_a_timing_table():
     at = _on_cpu()
-    at.selectbox(key="gpu_slide").select(3).run()
+    at.radio(key="gpu_slide").set_value(3).run()
     at.number_input(key="gpu_batch").set_value(2)
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()
@@ -188,7 +189,7 @@ def test_the_sizes_say_which_memory_they_time_and_one_button_sizes_them_past_the
     """With the test's CPU (a 1 MiB last-level cache, conftest): the default x is 2 MiB, past
     the cache; 2 x 8 x 16 fits in it, the caption says so, and the button sizes it back."""
     at = _on_cpu()
-    at.selectbox(key="gpu_slide").select(3).run()
+    at.radio(key="gpu_slide").set_value(3).run()
     caption = next(c.value for c in at.caption if "elements of at most" in c.value)
     assert caption.replace("\\", "").startswith(
         "x (2 MiB) is 2.0 times the 1 MiB L3 cache: every pass streams from main memory"
@@ -203,14 +204,14 @@ def test_the_sizes_say_which_memory_they_time_and_one_button_sizes_them_past_the
     sizes = [at.number_input(key=k).value for k in ("gpu_batch", "gpu_seq", "gpu_features")]
     assert sizes == [1, 512, 1024]
     at = _on_cpu("float64")  # 8 bytes: half the elements
-    at.selectbox(key="gpu_slide").select(3).run()
+    at.radio(key="gpu_slide").set_value(3).run()
     at.button(key="gpu_fit").click().run()
     assert at.number_input(key="gpu_seq").value == 256
 
 
 def test_an_over_cap_size_shows_an_error_and_disables_the_run():
     at = _on_cpu()
-    at.selectbox(key="gpu_slide").select(3).run()
+    at.radio(key="gpu_slide").set_value(3).run()
     at.number_input(key="gpu_batch").set_value(3)
     at.number_input(key="gpu_seq").set_value(1024)
     at.number_input(key="gpu_features").set_value(1024).run()
@@ -223,7 +224,7 @@ def _small_run_ready(visitor: str) -> AppTest:
     """The page on the benchmark's slide with tiny sizes, its session named `visitor` in line."""
     at = _on_cpu()
     state.of(Cookies, at.session_state).browser = visitor  # claims.browser_id's
-    at.selectbox(key="gpu_slide").select(3).run()
+    at.radio(key="gpu_slide").set_value(3).run()
     at.number_input(key="gpu_seq").set_value(8)
     at.number_input(key="gpu_features").set_value(16).run()
     return at
@@ -329,7 +330,7 @@ def _link(query: dict[str, str]) -> AppTest:
 def test_the_url_holds_the_example_on_screen():
     at = _link({})
     assert dict(at.query_params) == {}  # a page just opened leaves the URL (and Back) alone
-    at.selectbox(key="gpu_token").select(2).run()
+    at.radio(key="gpu_token").set_value(2).run()
     assert at.query_params["dev"] == "auto" and at.query_params["dtype"] == "float32"
     assert at.query_params["preset"] == "hello" and at.query_params["tok"] == "3"
     assert at.query_params["x"].split(";")[0] == "0.1,0.3,-0.2,0.8"
@@ -344,11 +345,11 @@ def test_the_url_holds_the_example_on_screen():
 def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():
     link = {"dev": "cpu", "dtype": "float16", "x": "1,2,3,4,5;0,0,0,0,10", "tok": "2"}
     first = _link(link | {"batch": "2", "seq": "8", "feat": "16"})
-    assert first.selectbox(key="gpu_device").value == "cpu"
+    assert first.radio(key="gpu_device").value == "cpu"
     stats = _frame(first, "μ float64")
     assert list(stats.index) == ["t1", "t2"] and stats["μ float64"].tolist() == [3.0, 2.0]
     assert any(r"\tfrac{1}{5}\big(0 + 0 + 0 + 0 + 10\big) = 2" in f for f in _step_formulas(first))
-    first.selectbox(key="gpu_slide").select(SECTION["median time (ms)"]).run()
+    first.radio(key="gpu_slide").set_value(SECTION["median time (ms)"]).run()
     assert first.number_input(key="gpu_seq").value == 8
     assert not _has_frame(first, "median time (ms)")  # the button runs it, never a link
     second = _link(dict(first.query_params))
@@ -360,7 +361,7 @@ def test_link_round_trip_shows_the_same_numbers_and_never_runs_the_benchmark():
 def test_a_link_to_a_device_this_machine_lacks_falls_back_to_auto():
     at = _link({"dev": UNAVAILABLE, "dtype": "float32"})
     assert f"asks for the {UNAVAILABLE} device" in at.warning[0].value
-    assert at.selectbox(key="gpu_device").value == "auto"
+    assert at.radio(key="gpu_device").value == "auto"
     np.testing.assert_allclose(_frame(at, "μ float64")["μ float64"], HELLO_MEANS)
     assert at.query_params["dev"] == "auto"
 
@@ -373,20 +374,20 @@ def test_a_token_the_input_lacks_shows_token_1_with_a_notice():
 
 def test_presenter_mode_keeps_device_dtype_and_parity_and_hides_the_rest():
     at = _link({"present": "1", "dev": "cpu", "dtype": "bfloat16", "preset": "token-2468"})
-    keys = {s.key for s in at.selectbox}
+    keys = {s.key for s in at.radio}
     assert keys == {"gpu_device", "gpu_dtype"}  # no preset, no token choice, no chooser
     assert not at.text_area and not at.get("download_button")
     assert _has_frame(at, "μ bfloat16") and not _has_frame(at, "max rel error")  # one slide
     at.button(key="gpu_next").click().run()
     assert at.query_params["s"] == "2"
-    assert not at.selectbox and not _has_frame(at, "μ bfloat16")
+    assert not at.radio and not _has_frame(at, "μ bfloat16")
     assert _has_frame(at, "max rel error")
-    assert any(r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in m.value for m in at.markdown)
+    assert any(r"\tfrac{1}{4}\big(2 + 4 + 6 + 8\big) = 5" in f for f in formulas(at))
     at.button(key="present_exit").click().run()
-    assert at.selectbox(key="gpu_preset").value == "token-2468"  # kept while hidden
+    assert at.radio(key="gpu_preset").value == "token-2468"  # kept while hidden
     assert at.text_area(key="gpu_text").value == "2, 4, 6, 8"
     at.button(key="gpu_prev").click().run()
-    assert at.selectbox(key="gpu_dtype").value == "bfloat16"
+    assert at.radio(key="gpu_dtype").value == "bfloat16"
 
 
 def test_parity_table_downloads_as_csv_and_json(monkeypatch):
@@ -409,7 +410,7 @@ def test_parity_table_downloads_as_csv_and_json(monkeypatch):
 
 def test_the_dtype_table_shows_float64s_tiny_unit_roundoff():
     at = _app()
-    at.selectbox(key="gpu_slide").select(2).run()
+    at.radio(key="gpu_slide").set_value(2).run()
     table = _frame(at, "u = 2^-p")
     assert table.loc["float64", "u = 2^-p"] == "1.11e-16"  # 2^-53, not rounded to 0
     assert table.loc["float16", "u = 2^-p"] == "0.0004883"  # 2^-11, 4 significant digits

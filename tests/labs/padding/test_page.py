@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 from helpers import ROOT, bn_means, html_frames
+from helpers import formulas as drawn_formulas
 from streamlit.testing.v1 import AppTest
 
 from lnlab.teach.figures import HIGHLIGHT
@@ -24,14 +25,16 @@ def at() -> AppTest:
     """The page with every section shown ("Show every section", as `all=1` in a link)."""
     app = AppTest.from_file(PAGE, default_timeout=60)
     app.session_state["padding_all"] = True
+    app.session_state["pad_words_open"] = True  # the grid is drawn only while it is open
     app.run()
     assert not app.exception
     return app
 
 
 def formulas(app: AppTest) -> str:
-    """Every formula on the page (ui.formula draws them as inline math in markdown)."""
-    return "\n".join(m.value for m in app.markdown if "$" in m.value)
+    """Every formula on the page: ui.formulas' (MathML) and those in Markdown's text."""
+    inline = (m.value for m in app.markdown if "$" in m.value)
+    return "\n".join([*drawn_formulas(app), *inline])
 
 
 def pad_rows(frame):
@@ -100,12 +103,12 @@ def test_editing_sentences_changes_the_statistics(at):
 
 
 def test_picking_a_masked_column_or_a_token_row_moves_the_outline(at):
-    at.selectbox(key="pad_pick").set_value("masked").run()
-    at.selectbox(key="pad_feature").set_value(2).run()
+    at.radio(key="pad_pick").set_value("masked").run()
+    at.radio(key="pad_feature").set_value(2).run()
     assert outlined_cells(at) == [(float(r), 2.0) for r in (0, 1, 4, 5, 6, 7)]
     assert r"\tfrac{1}{6}\big(8 + 2 + 6 + 3 + 9 + 1\big)" in formulas(at)
-    at.selectbox(key="pad_pick").set_value("token").run()
-    at.selectbox(key="pad_token").set_value(4).run()
+    at.radio(key="pad_pick").set_value("token").run()
+    at.radio(key="pad_token").set_value(4).run()
     assert outlined_cells(at) == [(4.0, 0.0), (4.0, 1.0), (4.0, 2.0)]
     assert r"\tfrac{1}{3}\big(4 + 2 + 6\big) = 4" in formulas(at)
 
@@ -159,7 +162,7 @@ def test_other_preset_drops_edits_and_reset_drops_them_too(at):
     edit = {"edited_rows": {0: {"f1": 9.0}}, "added_rows": [], "deleted_rows": []}
     at.session_state["pad_words"] = edit
     at.run()
-    at.selectbox(key="pad_preset").set_value("hi-nitish-contextual").run()
+    at.radio(key="pad_preset").set_value("hi-nitish-contextual").run()
     # feature 1: (6.5 + 4.2 + 5.7 + 3.4 + 8.9 + 1.2) / 8 = 29.9 / 8
     assert bn_means(at)[0][0] == pytest.approx(29.9 / 8)
     assert set(at.data_editor(key="pad_words").value["from"]) == {"preset"}
@@ -209,9 +212,9 @@ def test_running_statistics_after_several_steps(at):
 
 
 def test_no_padding_one_sentence_and_shrinking_batches(at):
-    at.selectbox(key="pad_pick").set_value("token").run()
-    at.selectbox(key="pad_token").set_value(7).run()
-    at.selectbox(key="pad_focus").set_value(1).run()
+    at.radio(key="pad_pick").set_value("token").run()
+    at.radio(key="pad_token").set_value(7).run()
+    at.radio(key="pad_focus").set_value(1).run()
     at.text_area(key="pad_sentences").input("a b\nc d").run()
     assert not at.exception
     assert any("No PAD rows" in i.value for i in at.info)
@@ -226,6 +229,7 @@ def test_crafted_messages_do_not_crash_the_page():
     app = AppTest.from_file(PAGE, default_timeout=60)
     app.session_state["padding_all"] = True
     app.session_state["pad_eps"] = float("nan")
+    app.session_state["pad_words_open"] = True
     app.session_state["pad_words"] = {"edited_rows": {"0": {"f999": 1}}}
     app.run()
     assert not app.exception

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import bn_means, html_frames, page_test, question_key
+from helpers import formulas as drawn_formulas
 from streamlit.testing.v1 import AppTest
 
 from lnlab.labs.padding import batch as pad
@@ -63,8 +64,10 @@ def outputs(at: AppTest) -> list[pd.DataFrame]:
     return html_frames(at, "token", "f1")[1:4]
 
 
-def formulas(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown if "$" in m.value)
+def formulas(app: AppTest) -> str:
+    """Every formula on the page: ui.formulas' (MathML) and those in Markdown's text."""
+    inline = (m.value for m in app.markdown if "$" in m.value)
+    return "\n".join([*drawn_formulas(app), *inline])
 
 
 def shown(at: AppTest) -> tuple:
@@ -130,7 +133,8 @@ def test_a_link_opens_its_example():
             "beta": "2",
             "stat": "token",
             "tok": "4",
-        }
+        },
+        pad_words_open=True,  # the grid is drawn only while its popover is open
     )
     assert not at.warning
     naive, masked = bn_means(at)
@@ -148,17 +152,18 @@ def test_round_trip_state_link_state_shows_the_same_numbers():
     edit = {"edited_rows": {0: {"f1": 9.0}}, "added_rows": [], "deleted_rows": []}
     first = page_test(PAGE, {"all": "1"}).run()
     first.text_area(key="pad_sentences").input("Hi  Nitish\n\nHow are you today\nzebra").run()
+    first.session_state["pad_words_open"] = True
     first.session_state["pad_words"] = edit
     first.run()
     first.number_input(key="pad_eps").set_value(0.01).run()
     first.number_input(key="pad_beta").set_value(-1.5).run()
-    first.selectbox(key="pad_pick").set_value("masked").run()
-    first.selectbox(key="pad_feature").set_value(2).run()
-    first.selectbox(key="pad_focus").set_value(2).run()
+    first.radio(key="pad_pick").set_value("masked").run()
+    first.radio(key="pad_feature").set_value(2).run()
+    first.radio(key="pad_focus").set_value(2).run()
     first.text_input(key="pad_other_text").input("Bye").run()
     first.number_input(key="pad_longest").set_value(50).run()
     first.number_input(key="pad_average").set_value(20.0).run()
-    first.selectbox(key="pad_cf_feature").set_value(1).run()
+    first.radio(key="pad_cf_feature").set_value(1).run()
     assert not first.exception and not first.error
     link = dict(first.query_params)
     assert link["s"] == "Hi Nitish\nHow are you today\nzebra"  # canonical: one space, no blanks
@@ -241,7 +246,7 @@ def test_presenter_mode_shows_one_slide_and_steps_through_them():
 def test_the_section_chooser_and_the_link_name_the_section():
     at = page_test(PAGE).run()
     assert headers(at) == [f"1. {SECTION_TITLES[0]}"]  # one section at a time
-    at.selectbox(key="pad_slide").set_value(9).run()
+    at.radio(key="pad_slide").set_value(9).run()
     assert headers(at) == [f"10. {SECTION_TITLES[9]}"]
     assert at.query_params["section"] == "10"
     at.button(key="padding_prev").click().run()

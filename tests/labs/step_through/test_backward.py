@@ -219,7 +219,7 @@ def test_the_dy_slide_shows_the_default_and_takes_a_typed_dy():
     at.button(key="step_through_next").click().run()
     np.testing.assert_allclose(table(at, "dy")["dγ"], [0.0, -1 / S, 0.0, 0.0], rtol=1e-14)
 
-    at.selectbox(key="st_step").select(9).run()
+    at.radio(key="st_step").set_value(9).run()
     at.text_input(key="st_dy").input("1, 2").run()  # a typo keeps the last good dy
     assert "dy has 2 values but the token has 4 features" in at.error[0].value
     assert "keeps the last valid input" in at.error[0].value
@@ -261,7 +261,7 @@ def test_the_slides_ask_before_they_show():
     answer(at, "dgamma", "-1.34")
     assert "Right" in at.success[0].value
     np.testing.assert_allclose(table(at, "dy")["dγ"][0], -3 / S, rtol=1e-12)
-    at.selectbox(key="st_step").select(13).run()
+    at.radio(key="st_step").set_value(13).run()
     assert not has_metric(at, "Σ dx")
     answer(at, "sumdx", "0")
     assert "Right" in at.success[0].value

@@ -20,6 +20,7 @@ from helpers import metric_value as metric
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
+from lnlab.teach.markdown import plain
 from lnlab.teach.presets import token_preset
 from lnlab.ui import state
 from lnlab.ui.server import steps as step_route
@@ -30,9 +31,19 @@ STD = math.sqrt(5.00001)
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=60).run()
+    """The page with its grid's popover open (it draws the grid only then)."""
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.session_state["st_grid_open"] = True
+    app.run()
     assert not app.exception
     return app
+
+
+def test_the_grid_is_drawn_only_while_its_popover_is_open():
+    app = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not app.data_editor and not app.exception
+    app.session_state["st_grid_open"] = True
+    assert app.run().data_editor(key="st_grid").value.shape == (1, 4)
 
 
 def step_titles(app: AppTest) -> list[str]:
@@ -57,7 +68,7 @@ def go_to(app: AppTest, key: str) -> AppTest:
     """Choose the section called `key` (mean, var, std, x_hat, y, check, undo, ...)."""
     keys = ["mean", "var", "std", "x_hat", "y", "check", "undo", "prompt_input"]
     keys.append("prompt_normalized")
-    return app.selectbox(key="st_step").select(keys.index(key)).run()
+    return app.radio(key="st_step").set_value(keys.index(key)).run()
 
 
 def edit_grid(app: AppTest, edits: dict) -> AppTest:
@@ -161,8 +172,8 @@ def test_the_check_shows_bessels_correction(at):
 
 def test_hello_preset_token_two(at):
     x = token_preset("hello").x
-    at.selectbox(key="st_preset").select("hello").run()
-    at.selectbox(key="st_token").select(1).run()
+    at.radio(key="st_preset").set_value("hello").run()
+    at.radio(key="st_token").set_value(1).run()
     assert not at.exception
     assert any(m.value.startswith("**Token 2: ,**") for m in at.markdown)
     row = x[1]
@@ -248,7 +259,7 @@ def test_a_grid_edit_rewrites_the_text(at):
     at = edit_grid(at, {"added_rows": [{"f1": 1}]})
     assert at.text_area(key="st_text").value.replace(".0", "") == "2, 4, 6, 12\n1, 0, 0, 0"
     assert at.text_area(key="st_labels").value == "token\nt2"
-    assert at.selectbox(key="st_token").options == ["1: token", "2: t2"]
+    assert at.radio(key="st_token").options == [plain("1: token"), plain("2: t2")]
 
 
 def test_a_cleared_grid_cell_shows_an_error(at):
@@ -297,9 +308,9 @@ def test_pasting_a_tensor_over_the_preset_needs_no_labels(at):
     instead of an error the student did not cause, and the preset box says they are custom."""
     at.text_area(key="st_text").input("torch.tensor([[1., 2.], [3., 4.]])").run()
     assert not at.error and not at.exception
-    assert at.selectbox(key="st_preset").value == "custom"
+    assert at.radio(key="st_preset").value == "custom"
     assert at.text_area(key="st_labels").value == ""
-    assert at.selectbox(key="st_token").options == ["1: t1", "2: t2"]
+    assert at.radio(key="st_token").options == [plain("1: t1"), plain("2: t2")]
     assert metric(at, "μ") == 1.5
 
 

@@ -65,7 +65,7 @@ SECTIONS = ("mean", "var", "std", "x_hat", "y", "check", "undo", "prompt_input")
 
 def go_to(at: AppTest, key: str) -> AppTest:
     """Choose the section called `key` from the section chooser."""
-    return at.selectbox(key="st_step").select((*SECTIONS, "prompt_normalized").index(key)).run()
+    return at.radio(key="st_step").set_value((*SECTIONS, "prompt_normalized").index(key)).run()
 
 
 def vector(at: AppTest, name: str) -> np.ndarray:
@@ -138,7 +138,7 @@ def test_a_link_opens_its_example():
     np.testing.assert_allclose(inputs["σ_ε"], [math.sqrt(2 / 3 + 0.5), math.sqrt(26 / 3 + 0.5)])
     assert at.text_input(key="st_gamma").value == "2"
     assert at.text_input(key="st_beta").value == "0, 0, 1"
-    assert at.selectbox(key="st_preset").value == "hello"
+    assert at.radio(key="st_preset").value == "hello"
     assert at.text_area(key="st_labels").value == "a\n,"
 
 
@@ -159,9 +159,9 @@ def test_a_link_with_its_own_embeddings_and_no_labels_names_tokens_t1_t2():
 
 def test_round_trip_state_link_state_shows_the_same_numbers():
     first = open_page()
-    first.selectbox(key="st_preset").select("hello").run()
+    first.radio(key="st_preset").set_value("hello").run()
     first.text_area(key="st_labels").input("Hi\n,\nhow\nare\nyou\n?").run()
-    first.selectbox(key="st_token").select(2).run()
+    first.radio(key="st_token").set_value(2).run()
     first.number_input(key="st_eps").set_value(0.01).run()
     first.text_input(key="st_gamma").input("1, 2, 0.5, 1").run()
     first.text_input(key="st_beta").input("0.1").run()
@@ -257,7 +257,7 @@ def test_presenter_mode_shows_one_step_and_next_moves_on():
     assert token_heading(at) == "Token 1: token"  # the token's numbers on top of the slide
     assert any("2, 4, 6, 8" in m.value for m in at.markdown if m.value.startswith("**Token"))
     assert any(m.value.startswith("**Slide 1 of 15**") for m in at.markdown)
-    keys = {w.key for w in [*at.text_area, *at.text_input, *at.toggle, *at.selectbox]}
+    keys = {w.key for w in [*at.text_area, *at.text_input, *at.toggle, *at.radio]}
     assert not keys & {"st_text", "st_labels", "st_gamma", "st_beta", "step_through_all", "st_quiz"}
     assert "st_step" not in keys  # the section chooser is off-slide
     assert not at.data_editor and not at.get("download_button")

@@ -39,7 +39,7 @@ def _text(at: AppTest) -> str:
 
 def test_defaults_wait_for_the_train_button() -> None:
     at = _open()
-    assert at.multiselect(key="tr_variants").value == ["post", "pre", "bn", "mbn"]
+    assert at.pills(key="tr_variants").value == ["post", "pre", "bn", "mbn"]
     assert at.button(key="tr_run").label in ("Train", "Trained (cached)")
     at.session_state["tr_slide"] = 1
     at.run()
@@ -61,13 +61,13 @@ def test_defaults_wait_for_the_train_button() -> None:
 def test_bad_links_open_the_default_with_a_notice(query: dict, notice: str) -> None:
     at = _open(query)
     assert any(notice in w.value for w in at.warning)
-    assert at.slider(key="tr_layers").value == TrainConfig().layers
+    assert at.number_input(key="tr_layers").value == TrainConfig().layers
 
 
 def test_unknown_variants_in_a_link_are_refused() -> None:
     at = _open({"var": "post,<script>"})
     assert any("unknown variants" in e.value for e in at.error)
-    assert at.multiselect(key="tr_variants").value == ["post", "pre", "bn", "mbn"]
+    assert at.pills(key="tr_variants").value == ["post", "pre", "bn", "mbn"]
 
 
 def test_a_second_tab_of_the_same_browser_gets_no_second_place(monkeypatch) -> None:
@@ -90,8 +90,8 @@ def test_a_second_tab_of_the_same_browser_gets_no_second_place(monkeypatch) -> N
 
 def test_over_the_cap_says_so_and_offers_no_button() -> None:
     at = _open()
-    at.multiselect(key="tr_variants").set_value(["none", "post", "pre", "rms", "bn"]).run()
-    at.slider(key="tr_layers").set_value(8).run()
+    at.pills(key="tr_variants").set_value(["none", "post", "pre", "rms", "bn"]).run()
+    at.number_input(key="tr_layers").set_value(8).run()
     at.number_input(key="tr_steps").set_value(300).run()
     assert any("cap" in e.value for e in at.error)
     assert not [b for b in at.button if b.key == "tr_run"]
@@ -100,10 +100,10 @@ def test_over_the_cap_says_so_and_offers_no_button() -> None:
 
 def test_every_setting_goes_into_the_link() -> None:
     at = _open()
-    at.multiselect(key="tr_variants").set_value(["pre", "rms"]).run()
-    at.slider(key="tr_layers").set_value(2).run()
-    at.selectbox(key="tr_lr").set_value(1e-2).run()
-    at.selectbox(key="tr_padding").set_value(0.25).run()
+    at.pills(key="tr_variants").set_value(["pre", "rms"]).run()
+    at.number_input(key="tr_layers").set_value(2).run()
+    at.radio(key="tr_lr").set_value(1e-2).run()
+    at.radio(key="tr_padding").set_value(0.25).run()
     at.toggle(key="tr_warmup").set_value(True).run()
     at.number_input(key="tr_steps").set_value(40).run()
     at.number_input(key="tr_seed").set_value(5).run()

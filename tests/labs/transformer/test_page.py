@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from helpers import (
     downloaded,
+    formulas,
     html_table,
     html_tables,
     page_test,
@@ -50,7 +51,7 @@ def _metrics(app: AppTest) -> list[str]:
 
 def _show(app: AppTest, section: int) -> AppTest:
     """The lesson at section `section` (0-based), chosen in the section chooser."""
-    app.selectbox(key="tf_slide").select(section).run()
+    app.radio(key="tf_slide").set_value(section).run()
     assert not app.exception
     return app
 
@@ -97,7 +98,7 @@ def test_toggle_switches_the_diagram_and_the_worked_example(at):
     np.testing.assert_allclose(stages[1]["mean"], 0.0, atol=1e-12)  # LN(x) comes second
     assert np.all(np.abs(stages[-1]["mean"]) > 0.1)  # the stream leaving is not normalized
     assert not np.allclose(stages[-1]["f1"], post_last["f1"])
-    assert any(r"f_\ell\big(\mathrm{LN}(x_\ell)\big)" in m.value for m in at.markdown)
+    assert any(r"f_\ell\big(\mathrm{LN}(x_\ell)\big)" in f for f in formulas(at))
 
 
 def test_depth_slider_changes_the_table_and_chart(at):
@@ -117,8 +118,8 @@ def test_layer_count_follows_the_number_input(at):
     _show(at, 2)
     at.number_input(key="tf_layers").set_value(40).run()
     assert _metrics(at) == ["80", "81"]
-    assert any(r"2 \times 40 = 80" in m.value for m in at.markdown)
-    assert any(r"2 \times 40 + 1 = 81" in m.value for m in at.markdown)
+    assert any(r"2 \times 40 = 80" in f for f in formulas(at))
+    assert any(r"2 \times 40 + 1 = 81" in f for f in formulas(at))
 
 
 def test_out_of_range_layers_shows_an_error_and_keeps_the_last_good_numbers():
