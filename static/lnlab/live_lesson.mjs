@@ -84,7 +84,7 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
-/** A `tag` element holding `html` (KaTeX's markup, say). */
+/** A `tag` element holding `html` (a formula's MathML, say). */
 export function markup(tag, html) {
   const e = el(tag);
   e.innerHTML = html;

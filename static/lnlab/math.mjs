@@ -60,7 +60,7 @@ export class Formulas {
     this.failed = failed;
     this.katex = null;
     this.loading = false;
-    this.onPage = new Map(); // TeX -> KaTeX's HTML of it, found on the page
+    this.onPage = new Map(); // TeX -> its MathML as the page drew it
     this.missing = new Set(); // TeX drawn as such until KaTeX or the page has it
     this.watch = null; // watching the page for the missing ones
     this.timer = 0;
@@ -83,7 +83,7 @@ export class Formulas {
     return `<span class="lnlab-tex">${tex.replace(/[&<>]/g, (c) => `&#${c.charCodeAt(0)};`)}</span>`;
   }
 
-  /** Whether every formula drawn so far is KaTeX's. */
+  /** Whether every formula drawn so far is MathML (none waits as its TeX). */
   complete() {
     return this.missing.size === 0;
   }

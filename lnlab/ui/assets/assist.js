@@ -6,8 +6,8 @@
 // - the page's content shown once the first run is drawn, not piece by piece as Streamlit's
 //   lazily loaded widgets replace their placeholders, each taller than the placeholder
 //   and as its fonts arrive (layout shifts of 0.1 to 0.2): the class lnlab-loading on <html>
-//   until then (charts, whose placeholders already have the chart's height, are not waited
-//   for);
+//   until then (charts, whose placeholders already have the chart's height, and placeholders
+//   below the first screen, which move nothing in view, are not waited for);
 // - one polite live region (role status) that speaks a slot's text when it changes (4.1.3);
 // - the focus kept where the user is after an action that redraws or removes the focused
 //   control, or put where the action asked (lnlab.ui.assist.land) (2.4.3);
@@ -42,8 +42,10 @@
     if (connection === "DISCONNECTED_FOREVER" || script === "compilationError") return true;
     if (connection !== "CONNECTED" || script !== "notRunning") return false;
     if (document.fonts && document.fonts.status !== "loaded") return false; // text reflows
+    // a placeholder below the first screen moves nothing in view when its widget arrives
+    const unseen = (el) => el.getBoundingClientRect().top >= window.innerHeight;
     const waiting = [...document.querySelectorAll('[data-testid="stSkeleton"]')];
-    return waiting.every((el) => el.closest('[class*="st-key-chart_"]'));
+    return waiting.every((el) => el.closest('[class*="st-key-chart_"]') || unseen(el));
   }
 
   function reveal() {
