@@ -9,7 +9,7 @@ click that reruns a one-widget app). Timed in the page as bench.live times the s
 from the input event's timestamp to the first frame after the answer is in the DOM.
 
 - picking another statistic (naive column, masked column, token row, and back): after, the
-  arrow keys in the page's list; before, an option clicked in Streamlit's select box; the
+  arrow keys in the page's list; before, an option clicked in Streamlit's radio buttons; the
   answer is the figure's caption naming how many cells are outlined;
 - picking another token row by clicking a cell of the batch (after only);
 - server CPU per pick, each pick followed by a pause until its state has run.
@@ -54,8 +54,8 @@ CAPTION_JS = (
     ".some(c => c.offsetParent !== null && c.textContent.includes('The {n} outlined cells'))"
 )
 FORMULA_JS = (
-    f"[...document.querySelectorAll('.lnlab-live-statistic annotation{SHOWN}')]"
-    ".some(a => a.textContent.startsWith('\\\\mu_{{\\\\text{{token {k}}}}}'))"
+    f"[...document.querySelectorAll('.lnlab-live-statistic .lnlab-math{SHOWN}')]"
+    ".some(a => a.dataset.tex.startsWith('\\\\mu_{{\\\\text{{token {k}}}}}'))"
 )
 
 
@@ -164,7 +164,7 @@ async def measure() -> list[tuple[str, ...]]:
             _spread(pick_before),
             _spread(clicks_floor),
             f"{PICKS} picks; after: the arrow keys in the page's list; before: an option "
-            f"clicked in Streamlit's select box ({ratio:.1f}x the floor's click)",
+            f"clicked in Streamlit's radio buttons ({ratio:.1f}x the floor's click)",
         )
     )
     rows.append(

@@ -124,6 +124,23 @@ def _grid_editor(grid: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _last_edits(grid: pd.DataFrame) -> pd.DataFrame:
+    """`grid` with the edits the editor sent last: a run may find its popover closed by the
+    click that also ended an edit, and the editor not drawn; its state is still there."""
+    edits = ss.get("pad_words")
+    rows = edits.get("edited_rows") if isinstance(edits, dict) else None
+    if not isinstance(rows, dict):
+        return grid
+    frame = grid.astype({f: object for f in FEATURES})  # as sent: read_overrides checks them
+    for r, changes in rows.items():
+        row = int(r) if str(r).isdigit() else -1
+        if row in range(len(frame)) and isinstance(changes, dict):
+            for column, value in changes.items():
+                if column in FEATURES:
+                    frame.iloc[row, frame.columns.get_loc(column)] = value
+    return frame
+
+
 def _embedding_grid(words: tuple[str, ...]) -> None:
     """Each word's embedding as a table, and as a grid one edits in a popover drawn only
     while open (a run on opening it): the grid's code and its data's (Arrow) load for a
@@ -143,7 +160,7 @@ def _embedding_grid(words: tuple[str, ...]) -> None:
             on_change="rerun",
         )
         with drawer:
-            edited = _grid_editor(grid) if drawer.open else grid
+            edited = _grid_editor(grid) if drawer.open else _last_edits(grid)
         st.button(
             "Reset the embeddings",
             key="pad_reset_words",

@@ -1,7 +1,7 @@
 """Numbers and vectors written as LaTeX, for formulas with a user's numbers substituted.
 
-Numbers are rounded by lnlab.core.numbers.fmt, the app's one formatter. Formulas are drawn as
-inline math (lnlab.ui.formula), which can wrap: `vector` and `joined` put \\allowbreak after
+Numbers are rounded by lnlab.core.numbers.fmt, the app's one formatter. Formulas are drawn in
+pieces that wrap (lnlab.teach.mathml): `vector` and `joined` put \\allowbreak after
 each comma or plus, and plain brackets (not \\left[ \\right], which cannot break) around
 vectors, so a long formula continues on the next line instead of running off the screen.
 """
@@ -43,7 +43,7 @@ def power(v: float, k: int) -> str:
     """A number to the power k: in parentheses when negative or written with a power of ten,
     whose own exponent would otherwise take the power (10^{8}^2 is not LaTeX)."""
     text = num(v)
-    return f"({text})^{k}" if text.startswith("-") or "^" in text else f"{text}^{k}"
+    return f"({text})^{{{k}}}" if text.startswith("-") or "^" in text else f"{text}^{{{k}}}"
 
 
 def elided(items: Sequence[str]) -> list[str]:

@@ -49,8 +49,8 @@ STEPS: tuple[StepInfo, ...] = (
         "σ²",
         r"\sigma^2 = \dfrac{1}{D}\sum_{i=1}^{D} (x_i - \mu)^2",
         "Next, how spread out the token is around that centre.",
-        "The average squared distance from the mean. Layer Norm divides by $D$, not $D - 1$: "
-        "it describes exactly these $D$ numbers.",
+        "The average squared distance from the mean. Layer Norm divides by D, not D − 1: "
+        "it describes exactly these D numbers.",
         "What variance does Layer Norm compute for it?",
     ),
     StepInfo(
@@ -59,8 +59,8 @@ STEPS: tuple[StepInfo, ...] = (
         "σ_ε",
         r"\sigma_\epsilon = \sqrt{\sigma^2 + \epsilon}",
         "The spread as a standard deviation, the number the token will be divided by.",
-        "A small $\\epsilon$ goes inside the square root, so a constant token "
-        "($\\sigma^2 = 0$) never divides by zero.",
+        "A small ε goes inside the square root, so a constant token (σ² = 0) never divides "
+        "by zero.",
         None,
     ),
     StepInfo(
@@ -69,10 +69,9 @@ STEPS: tuple[StepInfo, ...] = (
         "x̂",
         r"\hat{x}_i = \dfrac{x_i - \mu}{\sigma_\epsilon}",
         "Now the token is centred and rescaled with the numbers of steps 1 to 3.",
-        "Subtract the mean and divide by $\\sigma_\\epsilon$: the token now has mean 0 and "
-        "standard deviation $\\sqrt{\\sigma^2 / (\\sigma^2 + \\epsilon)}$, just under 1 when "
-        "$\\epsilon$ is small next to $\\sigma^2$, and 0 when the token is constant and "
-        "$\\epsilon > 0$.",
+        "Subtract the mean and divide by σ_ε: the token now has mean 0 and standard "
+        "deviation √(σ² / (σ² + ε)), just under 1 when ε is small next to σ², and 0 when the "
+        "token is constant and ε > 0.",
         "What will its first feature be after normalizing?",
     ),
     StepInfo(
@@ -82,8 +81,8 @@ STEPS: tuple[StepInfo, ...] = (
         r"y_i = \gamma_i \hat{x}_i + \beta_i",
         "Last, two learned vectors, γ and β, one number per feature each, act on the "
         "normalized features.",
-        "$\\gamma$ scales and $\\beta$ shifts each normalized feature, so the model can give "
-        "back any mean and spread it finds useful.",
+        "γ scales and β shifts each normalized feature, so the model can give back any mean "
+        "and spread it finds useful.",
         "And its first output after scale and shift?",
     ),
 )

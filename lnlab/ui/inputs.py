@@ -4,6 +4,7 @@ checks, numbers kept in range, editable grids that refuse crafted edits, and the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from lnlab.teach.markdown import plain
 from lnlab.ui import state
 
 T = TypeVar("T")
+_MARKDOWN = re.compile(r"[\\`*_{}\[\]<>$~|#]|:\w+:|^\s*([-+>]|\d+\.)\s")  # what Markdown reads
 KEEP = "session"  # a widget keeps its value while hidden (presenter mode, other sections)
 MAX_CELL_CHARS = 64  # one grid cell: a number takes at most 24 characters, a word 40
 
@@ -235,14 +237,22 @@ def menu(
     the list (radio buttons) under it: a select box's job without its code (35 KiB of
     JavaScript on a page's first load), and the list is drawn only when opened. Returns the
     chosen option; `kwargs` go to st.radio (on_change, args, ...)."""
-    chosen = st.session_state.get(key, options[0] if options else None)
-    shown = format_func(chosen) if chosen in options else ""
+    chosen = st.session_state.get(key)
+    if chosen not in options and len(options):
+        chosen = options[0]  # what the radio falls back to in this run
+    shown = format_func(chosen) if len(options) else ""
     kwargs.setdefault("persist_state", KEEP)
-    with where.popover(plain(f"{label}: {shown}"), icon=icon, disabled=disabled, width=width):
-        # the options as typed: a radio's labels are Markdown
+    with where.popover(_as_typed(f"{label}: {shown}"), icon=icon, disabled=disabled, width=width):
         return st.radio(
-            label, options, format_func=lambda o: plain(format_func(o)), key=key, **kwargs
+            label, options, format_func=lambda o: _as_typed(format_func(o)), key=key, **kwargs
         )
+
+
+def _as_typed(text: str) -> str:
+    """`text` shown as typed by a button's or a radio's label, which are Markdown: escaped
+    only where Markdown would change it (escaping everything would have screen readers read
+    the backslashes of "Section\\: 1\\. Mean", the popover's name)."""
+    return plain(text) if _MARKDOWN.search(text) else text
 
 
 def preset_choice(label: str, presets: Sequence[Any], key: str, **kwargs: Any) -> str:

@@ -41,8 +41,8 @@ Control = Callable[[], None]
 # ---------------------------------------------------------------- the pieces
 
 
-FORMULAS = "lnlab_formulas"  # the key of a section's formulas: the page's CSS (lnlab.ui.style)
-# spaces them by its st-key- class, and tests find them by it (tests/helpers.py)
+FORMULAS = "lnlab_formulas"  # the key of a section's formulas' container: tests find them by it
+# (tests/helpers.py)
 
 
 def formulas(latex: Sequence[str], key: str, names: Sequence[str] = ()) -> None:

@@ -60,9 +60,12 @@ html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !impo
 }
 /* a section's formulas (lnlab.ui.lesson.formulas): MathML (lnlab.teach.mathml), one a line,
    each in pieces that wrap like words */
-.lnlab-formula { margin: 0 0 0.7rem; line-height: 1.9; }
+p.lnlab-formula { margin: 0 0 0.7rem; line-height: 1.9; }
 .lnlab-formula .lnlab-math math { font-size: 1.2em; }
 .lnlab-math math { font-size: 1.05em; }
+/* a piece KaTeX wrote (static/lnlab/math.mjs) looks like one Python wrote, whatever KaTeX
+   stylesheet Streamlit's own formulas bring */
+.lnlab-math .katex { font: inherit !important; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
 /* how to join a class (lnlab.ui.classroom.teacher.join_card): the code on one line, as big as
    its box allows (11 characters of 0.6 em and 0.08 em apart: 7.5 em), the QR code whole; in

@@ -1,6 +1,7 @@
 // A lesson's formulas as MathML the browser draws itself (live_lesson.mjs draws them), written
 // as lnlab.teach.mathml writes Python's: one <math> per piece, cut where a line may break (after
-// a top-level =, + or \approx, and at \allowbreak), in a span whose data-tex is the LaTeX.
+// a top-level =, + or \approx, and at \allowbreak), hidden from screen readers, which read the
+// whole formula as one <math>, in a span whose data-tex is the LaTeX.
 // KaTeX writes each piece's MathML, and its code loads only when a formula is needed that the
 // page has not drawn already.
 //
@@ -73,8 +74,13 @@ export class Formulas {
   html(latex) {
     const tex = latex.trim();
     if (this.katex) {
-      const maths = pieces(tex).map((p) => this.katex.renderToString(p, OPTIONS));
-      return `<span class="lnlab-math" data-tex="${escapeAttribute(tex)}">${maths.join("")}</span>`;
+      const whole = this.katex.renderToString(tex.replaceAll(BREAK, ""), OPTIONS);
+      const seen = pieces(tex).map((p) => this.katex.renderToString(p, OPTIONS));
+      return (
+        `<span class="lnlab-math" data-tex="${escapeAttribute(tex)}">` +
+        `<span class="lnlab-sr-only">${whole}</span>` +
+        `<span aria-hidden="true">${seen.join("")}</span></span>`
+      );
     }
     const found = this.onPage.get(tex) ?? this.find(tex);
     if (found !== undefined) return found;

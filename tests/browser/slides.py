@@ -43,9 +43,10 @@ MEASURE_JS = """() => {
     if (e.closest('svg') && !e.matches('svg.main-svg')) continue;
     const r = e.getBoundingClientRect();
     bottom = Math.max(bottom, r.bottom);
-    // KaTeX's MathML copy is clipped out of sight, and its root signs are wide SVG paths
-    // clipped by their box: neither is drawn past the edge
-    if (e.closest('.katex-mathml, .katex svg, [data-testid="stTooltipIcon"]')) continue;
+    // KaTeX's MathML copy and a formula's copy for screen readers are clipped out of sight,
+    // and KaTeX's root signs are wide SVG paths clipped by their box: none is drawn past the edge
+    const unseen = '.katex-mathml, .lnlab-sr-only, .katex svg, [data-testid="stTooltipIcon"]';
+    if (e.closest(unseen)) continue;
     if (r.right > vw + 1) {
       const t = e.closest('[data-testid]');
       wide.push(`${e.tagName} in ${t ? t.dataset.testid : '?'} to ${Math.round(r.right)}`);

@@ -41,7 +41,7 @@ from .conftest import (
 pytestmark = pytest.mark.browser
 
 STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
-WORKED = f"{LIVE} .lnlab-live-worked annotation{SHOWN}"
+WORKED = f"{LIVE} .lnlab-live-worked .lnlab-math{SHOWN}"  # its data-tex: the LaTeX
 SLIDERS = f"{LIVE} .lnlab-live-slider input"
 CELLS = f"{LIVE} .lnlab-live-table tbody tr"
 # the token of the default preset, and a harder one: 5 features, per-feature gamma and beta
@@ -97,7 +97,7 @@ def _shown_numbers(page: Page) -> list[str]:
 def _check_step(page: Page, case: tuple, k: int) -> None:
     want = _expected(case, k)
     expect(page.locator(LIVE_HEADING)).to_have_text(f"{k + 1}. {STEPS[k].title}")
-    expect(page.locator(WORKED)).to_have_text(want["latex"])
+    expect(page.locator(WORKED)).to_have_attribute("data-tex", want["latex"])
     assert _shown_numbers(page) == want["numbers"]
 
 

@@ -38,7 +38,7 @@ MEASURE_JS = """() => {
     const main = document.querySelector('[data-testid="stMain"]');
     const scroll = Math.max(document.documentElement.scrollWidth, main.scrollWidth);
     const out = [];
-    const inScroller = (el) => el.closest('.lnlab-table-wrap, .js-plotly-plot, .katex-display');
+    const inScroller = (el) => el.closest('.lnlab-table-wrap, .js-plotly-plot');
     for (const el of main.querySelectorAll('button, a[href], input, textarea, [data-testid]')) {
         const r = el.getBoundingClientRect();
         if (r.width === 0 || r.height === 0 || inScroller(el)) continue;

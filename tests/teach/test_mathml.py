@@ -29,12 +29,21 @@ def _formulas() -> set[str]:
 FORMULAS = sorted(_formulas())
 
 
-def _maths(tex: str) -> list[ET.Element]:
-    """The MathML pieces of `tex`'s span, as the page draws them."""
+def _drawn(tex: str) -> tuple[ET.Element, list[ET.Element]]:
+    """The whole <math> of `tex`'s span (for screen readers) and its pieces (for the eye), as
+    the page draws them from data-mathml."""
     span = ET.fromstring(mathml(tex))
     assert span.tag == "span" and span.get("class") == "lnlab-math"
     assert span.get("data-tex") == span.text == tex.strip()
-    return list(ET.fromstring(f"<p>{span.get('data-mathml')}</p>"))
+    heard, seen = ET.fromstring(f"<p>{span.get('data-mathml')}</p>")
+    assert heard.get("class") == "lnlab-sr-only" and seen.get("aria-hidden") == "true"
+    [whole] = heard
+    return whole, list(seen)
+
+
+def _maths(tex: str) -> list[ET.Element]:
+    whole, maths = _drawn(tex)
+    return [whole, *maths]
 
 
 def test_the_corpus_has_the_formulas_of_every_lab():
@@ -81,8 +90,33 @@ def test_the_latex_is_kept_escaped():
 
 def test_a_number_raised_to_a_power_is_one_base():
     assert [power(v, 2) for v in (3.0, -2.0, 1e8, 2.5e7)] == [
-        "3^2",
-        "(-2)^2",
-        "(10^{8})^2",
-        r"(2.5 \times 10^{7})^2",
+        "3^{2}",
+        "(-2)^{2}",
+        "(10^{8})^{2}",
+        r"(2.5 \times 10^{7})^{2}",
     ]
+    assert power(2.0, 10) == "2^{10}"
+
+
+@pytest.mark.parametrize(
+    "tex",
+    [
+        r"\text{<img src=x onerror=alert(1)>}",
+        r"\href{javascript:alert(1)}{x}",
+        r"\color{red}{x} + \mathcolor{red}{y}",
+        r'\text{"><script>alert(1)</script>}',
+    ],
+)
+def test_nothing_but_presentation_mathml_passes(tex: str):
+    for math in _maths(tex):
+        for e in math.iter():
+            assert e.tag.startswith(M), e.tag
+            assert not {"href", "mathcolor", "style"} & set(e.attrib), e.attrib
+            assert not any(a.startswith("on") for a in e.attrib), e.attrib
+
+
+def test_a_formula_that_cannot_be_written_shows_its_latex():
+    whole, maths = _drawn(r"10^{8}^2 = x")  # a double superscript: not LaTeX
+    assert whole.findtext(f"{M}mtext") == "10^{8}^2 = x"
+    assert maths[0].findtext(f"{M}mtext") == "10^{8}^2 ="
+    assert maths[1].findtext(f"{M}mrow/{M}mi") == "x"

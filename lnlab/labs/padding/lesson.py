@@ -324,7 +324,7 @@ def _cells(lab: pad.PaddingLab, view: View) -> Section:
             "Norm column runs through every sentence; a Layer Norm row is one token."
         ),
         formulas=(mean, variance),
-        detail=f"Written out: ${written_out}$",
+        definitions=(("Written out:", written_out),),
         figure=Figure(
             lambda: plots.batch_figure(lab, cells, "The stacked batch: tokens x features"),
             "pad-batch",

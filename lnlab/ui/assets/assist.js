@@ -174,9 +174,21 @@
   }
 
   // ---------------------------------------------------------------- formulas
+  // what lnlab.teach.mathml wrote (checked there), checked again: MathML in its two spans only
+  const MATHML = "http://www.w3.org/1998/Math/MathML";
+
   function formulas() {
     for (const span of document.querySelectorAll(".lnlab-math[data-mathml]:not([data-drawn])")) {
-      span.innerHTML = span.dataset.mathml;
+      const drawn = document.createElement("template");
+      drawn.innerHTML = span.dataset.mathml;
+      for (const el of drawn.content.querySelectorAll("*")) {
+        const wrapper = el.localName === "span" && el.parentNode === drawn.content;
+        if (el.namespaceURI !== MATHML && !wrapper) el.remove();
+        for (const a of [...el.attributes]) {
+          if (/^on|href|src/i.test(a.name)) el.removeAttribute(a.name);
+        }
+      }
+      span.replaceChildren(drawn.content);
       span.setAttribute("data-drawn", "");
     }
   }

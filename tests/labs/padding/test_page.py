@@ -224,6 +224,21 @@ def test_no_padding_one_sentence_and_shrinking_batches(at):
     assert any("one sentence" in i.value for i in at.info)
 
 
+def test_an_edit_sent_as_the_grid_closes_is_kept():
+    """The click that closes the grid's popover can also end an edit: the run sees the
+    popover closed, the grid not drawn, and the edit in its state."""
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.session_state["padding_all"] = True
+    app.session_state["pad_words_open"] = False
+    app.session_state["pad_words"] = {"edited_rows": {0: {"f1": 9.0}}}
+    app.run()
+    assert not app.exception and not app.data_editor
+    assert bn_means(app)[0][0] == pytest.approx(26 / 8)
+    app.session_state["pad_words"] = {"edited_rows": {0: {"f1": "abc"}}}
+    app.run()
+    assert not app.exception and errors(app)
+
+
 def test_crafted_messages_do_not_crash_the_page():
     """Values the browser never sends: a NaN epsilon, an edit of a column that does not exist."""
     app = AppTest.from_file(PAGE, default_timeout=60)
