@@ -43,6 +43,7 @@ ATTRIBUTES = frozenset((
 _TOKEN = re.compile(r"\\[a-zA-Z]+|\\.|.", re.DOTALL)
 _BREAKS_AFTER = {"=", "+", r"\approx"}
 _OPEN, _CLOSE = {"{", r"\left"}, {"}", r"\right"}
+_CLOSING = {")", "]", "|", "}", "\u2016", "\u27e9"}  # after these a minus is an operation
 
 ET.register_namespace("", NS)
 
@@ -70,7 +71,9 @@ def pieces(tex: str) -> list[str]:
 
 def _checked(element: ET.Element) -> None:
     """Check that `element` and everything in it is presentation MathML (ValueError if not),
-    dropping every attribute but the layout ones."""
+    dropping every attribute but the layout ones, and write each negative number as one
+    number: a minus after an operator or a bracket, or first, before a number, is its sign
+    (the converter writes it as an operator, which the browser spaces: "( − 0.2)")."""
     for e in element.iter():
         namespace, _, name = e.tag.rpartition("}")
         if namespace != "{" + NS or name not in ELEMENTS:
@@ -78,6 +81,19 @@ def _checked(element: ET.Element) -> None:
         for attribute in list(e.attrib):
             if attribute not in ATTRIBUTES:
                 del e.attrib[attribute]
+        _signs(e)
+
+
+def _signs(parent: ET.Element) -> None:
+    """Fold a sign into the number after it (see _checked)."""
+    kids = list(parent)
+    for i, kid in enumerate(kids[:-1]):
+        after, before = kids[i + 1], kids[i - 1] if i else None
+        sign = kid.tag == f"{{{NS}}}mo" and (kid.text or "").strip() in ("-", "\u2212")
+        opens = before is None or (before.tag == kid.tag and (before.text or "") not in _CLOSING)
+        if sign and after.tag == f"{{{NS}}}mn" and opens:
+            after.text = "\u2212" + (after.text or "")
+            parent.remove(kid)
 
 
 def _math(tex: str) -> str:

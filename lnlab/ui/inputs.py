@@ -242,7 +242,8 @@ def menu(
         chosen = options[0]  # what the radio falls back to in this run
     shown = format_func(chosen) if len(options) else ""
     kwargs.setdefault("persist_state", KEEP)
-    with where.popover(_as_typed(f"{label}: {shown}"), icon=icon, disabled=disabled, width=width):
+    name = _as_typed(f"{label}: {shown}")
+    with where.popover(name, icon=icon, disabled=disabled, width=width, wrap=True):
         return st.radio(
             label, options, format_func=lambda o: _as_typed(format_func(o)), key=key, **kwargs
         )

@@ -175,6 +175,31 @@ def test_the_last_slide_moves_the_focus_to_previous(
         page.context.close()
 
 
+def test_a_menu_opens_into_its_choices_and_closes_back(
+    browser: Browser, streamlit_server: StreamlitServer
+):
+    """A menu (lnlab.ui.inputs.menu: the section chooser): Enter opens it with the focus on
+    the chosen option, an arrow chooses the next, Escape closes it onto its button."""
+    page = new_app_page(browser, STUDENT)
+    try:
+        page.goto(streamlit_server.page_url(TRANSFORMER))
+        wait_for_app(page)
+        tab_to(page, lambda f: f["tag"] == "BUTTON" and "Section:" in f["text"])
+        page.keyboard.press("Enter")
+        assert_focus(page, keyed("tf_slide"), "on the chosen section")
+        menu = page.locator('[data-testid="stPopover"] button', has_text="Section:")
+        with expect_rerun(page):
+            page.keyboard.press("ArrowDown")
+        expect(menu).to_contain_text("Section: 2.")
+        assert_focus(page, keyed("tf_slide"), "on the section chosen")
+        page.keyboard.press("Escape")
+        expect(page.locator('[data-testid="stPopoverBody"]')).to_have_count(0)
+        now = focus(page)
+        assert now is not None and now["tag"] == "BUTTON" and "Section: 2." in now["text"], now
+    finally:
+        page.context.close()
+
+
 def test_a_wide_table_scrolls_with_the_keyboard(
     browser: Browser, streamlit_server: StreamlitServer
 ):

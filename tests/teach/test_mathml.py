@@ -120,3 +120,9 @@ def test_a_formula_that_cannot_be_written_shows_its_latex():
     assert whole.findtext(f"{M}mtext") == "10^{8}^2 = x"
     assert maths[0].findtext(f"{M}mtext") == "10^{8}^2 ="
     assert maths[1].findtext(f"{M}mrow/{M}mi") == "x"
+
+
+def test_a_sign_is_part_of_its_number_and_a_minus_between_is_an_operation():
+    whole, _ = _drawn(r"(-0.2) + x - 1 = -3 + (a) - 4")
+    assert [n.text for n in whole.iter(f"{M}mn")] == ["\u22120.2", "1", "\u22123", "4"]
+    assert [o.text for o in whole.iter(f"{M}mo")].count("\u2212") == 2

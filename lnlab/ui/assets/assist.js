@@ -149,6 +149,23 @@
     true,
   );
 
+  // ---------------------------------------------------------------- popovers
+  // Streamlit draws a popover's content at the end of the page and leaves the focus on its
+  // button, so Tab went on to the next control and a keyboard never reached the choices of a
+  // menu (lnlab.ui.inputs.menu): the focus goes into a popover as it opens, to its chosen
+  // option or its first control (Escape closes it and gives the focus back to its button).
+  function opened() {
+    const button = document.activeElement;
+    if (!button || button.getAttribute("aria-expanded") !== "true") return;
+    if (!button.closest('[data-testid="stPopover"]')) return;
+    const body = [...document.querySelectorAll('[data-testid="stPopoverBody"]')].find(live);
+    if (!body || body.dataset.lnlabEntered) return;
+    const target = body.querySelector("input:checked") || firstControl(body);
+    if (!target) return; // not drawn yet: the next change looks again
+    body.dataset.lnlabEntered = "1";
+    put(target);
+  }
+
   // ---------------------------------------------------------------- tables
   // In a table that scrolls, the arrow keys scroll it: they do not reach the lesson's Previous
   // and Next shortcuts (the browser's own scrolling still happens).
@@ -208,6 +225,7 @@
     requested();
     keep();
     scrollable();
+    opened();
   }
 
   function soon() {
