@@ -140,6 +140,7 @@ PRESENTER_CSS = """
 .stMarkdown h3, h3 { font-size: 1.3rem !important; padding: 0.1rem 0 !important; }
 .katex { font-size: 1.25em !important; }
 .lnlab-formula { font-size: 1.3rem; }
+p.lnlab-formula { line-height: 1.6; margin-bottom: 0.4rem; }
 [data-testid="stMetricValue"] { font-size: 2rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.1rem; }
 [data-testid="stWidgetLabel"] p { font-size: 1.1rem; }

@@ -42,6 +42,26 @@ export function pieces(tex) {
   return out.filter((p) => p.trim());
 }
 
+const MINUS = new Set(["-", "\u2212"]);
+const CLOSING = new Set([")", "]", "|", "}", "\u2016", "\u27e9"]);
+
+/** `html` with each negative number written as one number, as lnlab.teach.mathml writes
+ * Python's: a minus first, or after an operator or an opening bracket, before a number, is
+ * its sign (KaTeX writes it as an operator, which the browser spaces: "( − 0.2)"). */
+function signed(html) {
+  const drawn = document.createElement("template");
+  drawn.innerHTML = html;
+  for (const sign of drawn.content.querySelectorAll("mo")) {
+    const after = sign.nextElementSibling;
+    const before = sign.previousElementSibling;
+    if (!MINUS.has(sign.textContent.trim()) || after?.localName !== "mn") continue;
+    if (before && (before.localName !== "mo" || CLOSING.has(before.textContent.trim()))) continue;
+    after.textContent = "\u2212" + after.textContent;
+    sign.remove();
+  }
+  return drawn.innerHTML;
+}
+
 function escapeAttribute(text) {
   const entities = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;" };
   return text.replace(/[&<>"']/g, (c) => entities[c]);
@@ -76,10 +96,10 @@ export class Formulas {
     if (this.katex) {
       const whole = this.katex.renderToString(tex.replaceAll(BREAK, ""), OPTIONS);
       const seen = pieces(tex).map((p) => this.katex.renderToString(p, OPTIONS));
-      return (
+      return signed(
         `<span class="lnlab-math" data-tex="${escapeAttribute(tex)}">` +
-        `<span class="lnlab-sr-only">${whole}</span>` +
-        `<span aria-hidden="true">${seen.join("")}</span></span>`
+          `<span class="lnlab-sr-only">${whole}</span>` +
+          `<span aria-hidden="true">${seen.join("")}</span></span>`,
       );
     }
     const found = this.onPage.get(tex) ?? this.find(tex);

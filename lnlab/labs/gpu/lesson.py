@@ -279,7 +279,7 @@ def _scale(dtype: str, shape: tuple[int, int, int], scale_up: ScaleUp | None) ->
     steps, fused = len(traffic.STEP_OPS), len(traffic.FUSED_OPS)
     batch, seq, features = shape
     totals = tuple(
-        rf"\text{{{version}}}: {n}N + {r}R + {d}D"
+        rf"\text{{{version}:}}\ {n}N + {r}R + {d}D"
         for version, ops in traffic.VERSIONS.items()
         for n, r, d in [traffic.traffic_totals(ops)]
     )
