@@ -68,7 +68,8 @@ p.lnlab-formula { margin: 0 0 0.7rem; line-height: 1.9; }
 .lnlab-math .katex { font: inherit !important; }
 /* a chosen pill (the training lab's variants) in the text's colour, bold, on Streamlit's tint:
    its own red on that tint is 4.47:1 in the light theme and 3.61:1 in the dark one */
-button[data-variant="pills"][aria-pressed="true"] { color: inherit; font-weight: 600; }
+button[data-variant="pills"][aria-pressed="true"] { color: inherit !important; font-weight: 600; }
+button[data-variant="pills"][aria-pressed="true"] * { color: inherit !important; }
 [class*="_pgup"], [class*="_pgdn"] { display: none !important; }
 /* how to join a class (lnlab.ui.classroom.teacher.join_card): the code on one line, as big as
    its box allows (11 characters of 0.6 em and 0.08 em apart: 7.5 em), the QR code whole; in
