@@ -72,7 +72,8 @@ def pieces(tex: str) -> list[str]:
 def _checked(element: ET.Element) -> None:
     """Check that `element` and everything in it is presentation MathML (ValueError if not),
     dropping every attribute but the layout ones, and write each negative number as one
-    number: a minus after an operator or a bracket, or first, before a number, is its sign
+    number: a minus before a number, first or after an operator, an opening bracket or a space,
+    is its sign
     (the converter writes it as an operator, which the browser spaces: "( − 0.2)")."""
     for e in element.iter():
         namespace, _, name = e.tag.rpartition("}")
@@ -90,7 +91,9 @@ def _signs(parent: ET.Element) -> None:
     for i, kid in enumerate(kids[:-1]):
         after, before = kids[i + 1], kids[i - 1] if i else None
         sign = kid.tag == f"{{{NS}}}mo" and (kid.text or "").strip() in ("-", "\u2212")
-        opens = before is None or (before.tag == kid.tag and (before.text or "") not in _CLOSING)
+        blank = not (before.text or "").strip() if before is not None else False
+        spaced = blank and before is not None and before.tag == f"{{{NS}}}mtext"
+        opens = before is None or spaced or (before.tag == kid.tag and before.text not in _CLOSING)
         if sign and after.tag == f"{{{NS}}}mn" and opens:
             after.text = "\u2212" + (after.text or "")
             parent.remove(kid)

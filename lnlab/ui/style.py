@@ -60,7 +60,7 @@ html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !impo
 }
 /* a section's formulas (lnlab.ui.lesson.formulas): MathML (lnlab.teach.mathml), one a line,
    each in pieces that wrap like words */
-p.lnlab-formula { margin: 0 0 0.7rem; line-height: 1.9; }
+p.lnlab-formula { margin: 0 0 0.7rem; line-height: 2.2; }  /* wrapped fractions clear */
 .lnlab-formula .lnlab-math math { font-size: 1.2em; }
 .lnlab-math math { font-size: 1.05em; }
 /* a piece KaTeX wrote (static/lnlab/math.mjs) looks like one Python wrote, whatever KaTeX

@@ -47,7 +47,8 @@ const CLOSING = new Set([")", "]", "|", "}", "\u2016", "\u27e9"]);
 
 /** `html` with each negative number written as one number, as lnlab.teach.mathml writes
  * Python's: a minus first, or after an operator or an opening bracket, before a number, is
- * its sign (KaTeX writes it as an operator, which the browser spaces: "( − 0.2)"). */
+ * its sign, as after a space (KaTeX writes it as an operator, which the browser spaces:
+ * "( − 0.2)"). */
 function signed(html) {
   const drawn = document.createElement("template");
   drawn.innerHTML = html;
@@ -55,7 +56,9 @@ function signed(html) {
     const after = sign.nextElementSibling;
     const before = sign.previousElementSibling;
     if (!MINUS.has(sign.textContent.trim()) || after?.localName !== "mn") continue;
-    if (before && (before.localName !== "mo" || CLOSING.has(before.textContent.trim()))) continue;
+    const spaced = before?.localName === "mtext" && !before.textContent.trim();
+    const operator = before?.localName === "mo" && !CLOSING.has(before.textContent.trim());
+    if (before && !spaced && !operator) continue;
     after.textContent = "\u2212" + after.textContent;
     sign.remove();
   }

@@ -123,6 +123,13 @@ def test_a_formula_that_cannot_be_written_shows_its_latex():
 
 
 def test_a_sign_is_part_of_its_number_and_a_minus_between_is_an_operation():
-    whole, _ = _drawn(r"(-0.2) + x - 1 = -3 + (a) - 4")
-    assert [n.text for n in whole.iter(f"{M}mn")] == ["\u22120.2", "1", "\u22123", "4"]
+    whole, _ = _drawn(r"(-0.2) + x - 1 = -3 + (a) - 4 + [1,\ -5]")
+    assert [n.text for n in whole.iter(f"{M}mn")] == [
+        "\u22120.2",
+        "1",
+        "\u22123",
+        "4",
+        "1",
+        "\u22125",
+    ]
     assert [o.text for o in whole.iter(f"{M}mo")].count("\u2212") == 2
