@@ -45,6 +45,8 @@ _BREAKS_AFTER = {"=", "+", r"\approx"}
 _OPEN, _CLOSE = {"{", r"\left"}, {"}", r"\right"}
 _CLOSING = {")", "]", "|", "}", "\u2016", "\u27e9"}  # after these a minus is an operation
 
+_MO, _MN, _MTEXT = (f"{{{NS}}}{name}" for name in ("mo", "mn", "mtext"))
+
 ET.register_namespace("", NS)
 
 
@@ -72,9 +74,7 @@ def pieces(tex: str) -> list[str]:
 def _checked(element: ET.Element) -> None:
     """Check that `element` and everything in it is presentation MathML (ValueError if not),
     dropping every attribute but the layout ones, and write each negative number as one
-    number: a minus before a number, first or after an operator, an opening bracket or a space,
-    is its sign
-    (the converter writes it as an operator, which the browser spaces: "( − 0.2)")."""
+    number (the converter writes its sign as an operator, which the browser spaces: "( − 0.2)")."""
     for e in element.iter():
         namespace, _, name = e.tag.rpartition("}")
         if namespace != "{" + NS or name not in ELEMENTS:
@@ -85,16 +85,22 @@ def _checked(element: ET.Element) -> None:
         _signs(e)
 
 
+def _opens(before: ET.Element | None) -> bool:
+    """Whether a minus after `before` starts a number: first, or after an operator other than a
+    closing bracket, or after a space."""
+    if before is None:
+        return True
+    if before.tag == _MO:
+        return before.text not in _CLOSING
+    return before.tag == _MTEXT and not (before.text or "").strip()
+
+
 def _signs(parent: ET.Element) -> None:
-    """Fold a sign into the number after it (see _checked)."""
+    """Fold each sign among `parent`'s children into the number after it (see _checked)."""
     kids = list(parent)
-    for i, kid in enumerate(kids[:-1]):
-        after, before = kids[i + 1], kids[i - 1] if i else None
-        sign = kid.tag == f"{{{NS}}}mo" and (kid.text or "").strip() in ("-", "\u2212")
-        blank = not (before.text or "").strip() if before is not None else False
-        spaced = blank and before is not None and before.tag == f"{{{NS}}}mtext"
-        opens = before is None or spaced or (before.tag == kid.tag and before.text not in _CLOSING)
-        if sign and after.tag == f"{{{NS}}}mn" and opens:
+    for before, kid, after in zip([None, *kids], kids, kids[1:], strict=False):  # up to the last
+        sign = kid.tag == _MO and (kid.text or "").strip() in ("-", "\u2212")
+        if sign and after.tag == _MN and _opens(before):
             after.text = "\u2212" + (after.text or "")
             parent.remove(kid)
 
