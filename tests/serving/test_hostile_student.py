@@ -41,6 +41,7 @@ from lnlab.classroom.store import CODE_ALPHABET, CODE_LENGTH, Limits, display_co
 from lnlab.serving import haproxy
 
 from .test_cluster import HAPROXY, Loop
+from .test_proxy import CLIENT_TIMEOUT_S
 
 pytestmark = pytest.mark.services
 
@@ -518,7 +519,8 @@ def test_4_6_8_the_proxy_s_findings_against_the_app(made, loop):
             during = [await bystander() for _ in range(IDLE_SAMPLES)]
             slow = await asyncio.gather(*holding)
             limit_s = float(haproxy.HTTP_REQUEST_TIMEOUT.removesuffix("s"))
-            assert max(slow) < limit_s + 2
+            # closed by the request timeout, not the client's (how long past it is not checked)
+            assert limit_s - 0.5 <= min(slow) and max(slow) < CLIENT_TIMEOUT_S
             reader, writer = await asyncio.open_connection(host, int(port))
             writer.write(b"GET /_stcore/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert (await reader.read()).startswith(b"HTTP/1.1 404")
