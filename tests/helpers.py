@@ -25,7 +25,9 @@ from streamlit.testing.v1.element_tree import Block
 
 from lnlab import supported_dtypes
 from lnlab.serving import heavy_work
+from lnlab.ui import state
 from lnlab.ui.lesson import FORMULAS
+from lnlab.ui.live import LiveLessons
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +35,17 @@ ROOT = Path(__file__).resolve().parents[1]
 HAS_CUDA = torch.cuda.is_available()
 CUDA_BF16 = HAS_CUDA and "bfloat16" in supported_dtypes("cuda:0")
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU on this machine")
+
+BROWSER_LESSONS = ("step_through", "padding")  # pages/*.py's ui.LiveSections modules
+
+
+def app_test(path: str | Path, timeout: float = 60) -> AppTest:
+    """An AppTest of the script `path`, not run yet. AppTest runs no JavaScript, so a lesson
+    drawn in the browser (lnlab.ui.live) never shows: as for a browser whose lesson was slow,
+    each page draws Python's lesson under it."""
+    at = AppTest.from_file(str(path), default_timeout=timeout)
+    at.session_state[state.key(LiveLessons)] = LiveLessons(slow=set(BROWSER_LESSONS))
+    return at
 
 
 def page_test(
@@ -43,7 +56,7 @@ def page_test(
 
     Not run yet: set session state first if needed, then call `.run()`.
     """
-    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=timeout)
+    at = app_test(ROOT / "home.py", timeout)
     for name, value in (query or {}).items():
         at.query_params[name] = value
     return at.switch_page(path)
@@ -183,7 +196,7 @@ def formulas(at: AppTest) -> list[str]:
     ui.formulas (the data-tex of the HTML in its containers, keyed FORMULAS_...)."""
     drawn = [
         html.unescape(tex)
-        for block in _blocks(at.main)
+        for block in blocks(at.main)
         if FORMULAS in getattr(block.proto, "id", "")
         for h in block.get("html")
         for tex in re.findall(r'data-tex="([^"]*)"', h.proto.body)
@@ -191,12 +204,12 @@ def formulas(at: AppTest) -> list[str]:
     return [x.value for x in at.latex] + drawn
 
 
-def _blocks(node: Block) -> Iterator[Block]:
+def blocks(node: Block) -> Iterator[Block]:
     """`node` and every container in it, in page order."""
     yield node
     for child in node.children.values():
         if isinstance(child, Block):
-            yield from _blocks(child)
+            yield from blocks(child)
 
 
 def metric_value(at: AppTest, label: str) -> float:

@@ -12,12 +12,14 @@ and `all` go to the lesson's own keys, and the inputs to `LiveSections.apply`, w
 like anything else sent over the websocket. Python echoes the last applied `rev`, so the
 browser knows which of its values Python has.
 
-The browser's lesson replaces today's only once it has shown that it works in this session:
-until then both are drawn, today's in a container the browser hides when it is ready, and its
-state "status" says "ready" (from then on only the browser's is drawn) or "failed: ..." (from
-then on only today's). Where the component cannot load at all, today's lesson simply stays.
-With predictions on, in presenter mode's live class, or with every section shown, the lesson
-is today's: the questions' gate and the class are Python's.
+The browser's lesson is drawn alone, with the MathML of its section's formulas (the first view
+needs no formula library; lnlab.teach.mathml writes them, static/lnlab/math.mjs takes them).
+Today's lesson is drawn instead once its state "status" says "failed: ..." (its code did not
+load or run), and under it once the status says "slow" (it had not shown SLOW_MS after the
+loader started: a held download, say), in a container the browser hides when it shows; it then
+says "ready" and is drawn alone again. So a first visit sends one lesson, not two (the page's
+work, issue 40). With predictions on, in presenter mode's live class, or with every section
+shown, the lesson is today's: the questions' gate and the class are Python's.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from lnlab.core.errors import InputError
-from lnlab.teach.lesson import Lesson
+from lnlab.teach.lesson import Lesson, Section
 from lnlab.teach.links import Field
+from lnlab.teach.mathml import mathml
 from lnlab.ui import state
 from lnlab.ui.links import NOT_STATE, SHARE_LABEL, SHARE_NOTE
 from lnlab.ui.page import presenting
@@ -44,10 +47,12 @@ from lnlab.ui.server import steps as step_route
 KEY = "lnlab_live"  # the component's key: its state is session_state[KEY]
 FALLBACK = "lnlab_live_fallback"  # the container of today's lesson, until the browser's works
 _STATUS_FAILED = "failed"
+SLOW_MS = 4000  # after this long without the browser's lesson, today's is drawn under it
 
 # The component's own script: it loads the lesson's modules from the app's static files once per
 # page, and KaTeX (which writes a formula's MathML) when a lesson first needs a formula the page
-# has not drawn (static/lnlab/math.mjs), and tells Python if anything fails.
+# has not drawn (static/lnlab/math.mjs), and tells Python if anything fails, or if the lesson
+# has not shown `slow_ms` after it started (the status "slow").
 LOADER = """
 const loading = new Map(); // module -> its promise: a page's lessons load once per page
 let katex = null; // KaTeX's promise, once a lesson asked for it
@@ -65,6 +70,13 @@ function loadKatex(base) {
 
 export default async function (component) {
   const module = component.data.module;
+  const host = component.parentElement;
+  if (!component.data.fallback) {
+    setTimeout(() => {
+      const shown = host.querySelector(".lnlab-live:not([hidden])");
+      if (host.isConnected && !shown) component.setStateValue("status", "slow");
+    }, component.data.slow_ms);
+  }
   try {
     const base = new URL(component.data.base, window.location.origin).href;
     if (!loading.has(module)) loading.set(module, import(`${base}lnlab/${module}.mjs`));
@@ -92,6 +104,7 @@ class LiveLessons:
 
     works: dict[str, bool] = field(default_factory=dict)  # module -> it drew (True), it failed
     # (False); absent: not known yet
+    slow: set[str] = field(default_factory=set)  # modules that had not shown within SLOW_MS
     why: dict[str, str] = field(default_factory=dict)  # module -> why it failed, as it said
     error: str | None = None  # what the lesson could not take, until shown
 
@@ -124,13 +137,14 @@ def draw(
     link: dict[str, str],
 ) -> bool | None:
     """Draw the browser's lesson at section `at`, with `link` (its query's parameters) to
-    copy. True: it alone draws it (it has shown that it works in this session). None: not
-    known yet; today's lesson goes under it, in `FALLBACK`, which the browser hides once it
-    draws (so today's chart is left out: it would cost the first visit Plotly's loading for
-    nothing). False: it failed; today's lesson is drawn alone.
+    copy. True: it alone draws it. None: it was slow to show and has not shown yet; today's
+    lesson goes under it, in `FALLBACK`, which the browser hides once it shows (so today's
+    chart is left out: it would cost Plotly's loading for nothing). False: it failed; today's
+    lesson is drawn alone.
     """
     lessons, route = state.of(LiveLessons), state.of(step_route.LessonRoute)
     works = lessons.works.get(live.module)
+    under = works is None and live.module in lessons.slow
     if works is False:
         why = lessons.why.get(live.module, "")
         st.caption(f"This lesson is computed on the server: your browser could not run it ({why}).")
@@ -151,7 +165,9 @@ def draw(
         "title": lesson.title,
         "presenting": presenting(),
         "base": static_base(),
-        "fallback": None if works else FALLBACK,
+        "fallback": FALLBACK if under else None,
+        "slow_ms": SLOW_MS,
+        "formulas": [] if under else _formulas(lesson.sections[at]),
         "route": step_route.route(token, base_path(), link),
         "link": urlencode(link),
         "share": [SHARE_LABEL, SHARE_NOTE],
@@ -162,7 +178,13 @@ def draw(
         on_lesson_change=partial(_sent, live, page, slide_key, len(lesson.sections)),
         on_status_change=partial(_status, live.module),
     )
-    return works
+    return None if under else True
+
+
+def _formulas(section: Section) -> list[str]:
+    """The section's formulas as Python draws them (lnlab.teach.mathml): the browser's lesson
+    takes those it writes alike, and loads KaTeX only for the others."""
+    return [mathml(tex) for tex in (*section.formulas, *section.worked)]
 
 
 def steps_by_route(
@@ -211,6 +233,8 @@ def _status(module: str) -> None:
     lessons = state.of(LiveLessons)
     if status == "ready":
         lessons.works[module] = True
+    elif status == "slow":
+        lessons.slow.add(module)
     elif status.startswith(_STATUS_FAILED):
         lessons.works[module] = False
         lessons.why[module] = status.removeprefix(f"{_STATUS_FAILED}: ")[:200]

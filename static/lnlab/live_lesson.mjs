@@ -129,7 +129,8 @@ export class LiveLesson {
     this.formulas = new Formulas({
       load: loadKatex,
       redraw: () => this.redraw(),
-      patient: () => this.root.hidden && Boolean(this.data?.fallback),
+      // not shown yet, with Python's formulas coming (or its lesson under this one)
+      patient: () => this.root.hidden && Boolean(this.data?.formulas?.length || this.data?.fallback),
       failed: (why) => this.sendState("status", `failed: ${why}`),
     });
     this.fields = fields;
@@ -200,6 +201,7 @@ export class LiveLesson {
       for (const f of this.fields) this.fieldRev[f] = 0;
     }
     this.data = data;
+    this.formulas.seed(data.formulas, this.seeds);
     this.routeFailed = false; // each run opens the session's lane again (lnlab.ui.server.steps)
     this.pathname = window.location.pathname;
     this.setQuery(data.link, data.rev);
@@ -215,7 +217,7 @@ export class LiveLesson {
   }
 
   /** Show the lesson once its formulas are drawn (math.mjs: the first view waits a while for
-   * Python's lesson under it to draw them), so that it shows whole, never a formula's TeX. */
+   * the page to draw Python's), so that it shows whole, never a formula's TeX. */
   showWhenDrawn() {
     if (this.formulas.complete()) this.show();
   }
@@ -289,7 +291,8 @@ export class LiveLesson {
     this.share = this.buildShare();
     this.live = el("p", { class: "lnlab-sr-only", "aria-live": "polite", role: "status" });
     const parts = [this.nav, this.context, this.controls, this.section, this.after, this.share];
-    this.root.append(...parts, this.live);
+    this.seeds = el("div", { hidden: "" }); // Python's formulas, for `formulas` to take
+    this.root.append(...parts, this.live, this.seeds);
     this.host.append(this.root);
 
     this.nav.addEventListener("click", (e) => {
@@ -369,9 +372,9 @@ export class LiveLesson {
     return Boolean(this.data.presenting);
   }
 
-  /** Show the lesson once it can draw. While Python still draws today's lesson under it
-   * (it has not heard that this one works in this session), hide that and tell Python, once
-   * per server session: each message reruns the page and carries every widget as shown. */
+  /** Show the lesson once it can draw. Where Python draws today's lesson under it (this one
+   * was slow: lnlab.ui.live), hide that and tell Python, once per server session: each message
+   * reruns the page and carries every widget as shown. */
   show() {
     this.root.hidden = false;
     if (!this.data.fallback) return;

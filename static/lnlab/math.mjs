@@ -5,16 +5,18 @@
 // KaTeX writes each piece's MathML, and its code loads only when a formula is needed that the
 // page has not drawn already.
 //
-// On a first visit Python draws its own lesson under this one until this one shows (lnlab.ui.live),
-// with the same formulas, character for character (tests/js): a formula found there is taken
-// from there, so a first view sends no formula library at all. KaTeX itself (75 KiB of
-// JavaScript) loads once the user starts using the page (a key, a pointer, a touch, the focus),
-// before any new formula is needed, or at once when a formula is not on the page.
+// Python sends the formulas of the section on screen as it writes them (lnlab.ui.live), the same
+// formulas character for character (tests/js), which the page's assist script draws: a formula
+// found on the page is taken from there, so a first view sends no formula library at all.
+// KaTeX itself (75 KiB of JavaScript) loads once the user starts using the page (a key, a
+// pointer, a touch, the focus), before any new formula is needed, or at once when a formula is
+// not on the page.
 
 const OPTIONS = { throwOnError: false, output: "mathml" };
 const WAIT_FOR_PAGE_MS = 2000; // for Python's lesson to draw the formulas of the first view
 const ACTIVITY = ["keydown", "pointerdown", "pointermove", "touchstart", "focusin", "wheel"];
-const DRAWN = ".lnlab-math[data-tex]";
+// a formula drawn: by KaTeX here, or Python's once the assist script has put its MathML in place
+const DRAWN = ".lnlab-math[data-tex]:not([data-mathml]), .lnlab-math[data-drawn]";
 const BREAK = String.raw`\allowbreak`;
 const BREAKS_AFTER = new Set(["=", "+", String.raw`\approx`]);
 const OPEN = new Set(["{", String.raw`\left`]);
@@ -75,7 +77,7 @@ export class Formulas {
    * `load()`: a promise of KaTeX (lnlab.ui.live's loader: once per page). `redraw()`: draw
    * again once formulas that were drawn as their TeX meanwhile can be drawn. `patient()`:
    * whether to wait a while for the page to draw a missing formula (the first view, not shown
-   * yet, over Python's lesson) before loading KaTeX. `failed(why)`: KaTeX did not load.
+   * yet, with Python's formulas) before loading KaTeX. `failed(why)`: KaTeX did not load.
    */
   constructor({ load, redraw, patient, failed }) {
     this.load = load;
@@ -87,6 +89,7 @@ export class Formulas {
     this.onPage = new Map(); // TeX -> its MathML as the page drew it
     this.missing = new Set(); // TeX drawn as such until KaTeX or the page has it
     this.watch = null; // watching the page for the missing ones
+    this.sent = new Set(); // Python's formulas put on the page (seed)
     this.timer = 0;
     this.onActivity = () => this.need();
     for (const type of ACTIVITY) window.addEventListener(type, this.onActivity, true);
@@ -117,16 +120,29 @@ export class Formulas {
     return this.missing.size === 0;
   }
 
+  /** Put Python's formulas (lnlab.teach.mathml's spans, checked there) into `holder`, a hidden
+   * element: the assist script draws their MathML there, and `find` takes it. */
+  seed(formulas, holder) {
+    const news = (formulas ?? []).filter((html) => !this.sent.has(html));
+    for (const html of news) this.sent.add(html);
+    if (news.length) holder.insertAdjacentHTML("beforeend", news.join(""));
+  }
+
   /** After a draw that left formulas missing: wait a while for the page to draw them (if
    * `patient()`), else load KaTeX. */
   settle() {
     if (this.complete() || this.watch || this.loading) return;
+    const found = () => [...this.missing].every((tex) => this.find(tex) !== undefined);
+    if (found()) {
+      this.resolved(); // drawn meanwhile
+      return;
+    }
     if (!this.patient()) {
       this.need();
       return;
     }
     this.watch = new MutationObserver(() => {
-      if ([...this.missing].every((tex) => this.find(tex) !== undefined)) this.resolved();
+      if (found()) this.resolved();
     });
     this.watch.observe(document.body, { childList: true, subtree: true });
     this.timer = setTimeout(() => this.need(), WAIT_FOR_PAGE_MS);
@@ -158,7 +174,10 @@ export class Formulas {
   find(tex) {
     for (const drawn of document.querySelectorAll(DRAWN)) {
       const source = drawn.dataset.tex.trim();
-      if (!this.onPage.has(source)) this.onPage.set(source, drawn.outerHTML);
+      if (this.onPage.has(source)) continue;
+      const copy = drawn.cloneNode(true);
+      copy.removeAttribute("data-mathml"); // drawn already: the page's copy of its MathML
+      this.onPage.set(source, copy.outerHTML);
     }
     return this.onPage.get(tex);
   }

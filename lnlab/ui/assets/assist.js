@@ -7,7 +7,8 @@
 //   lazily loaded widgets replace their placeholders, each taller than the placeholder
 //   and as its fonts arrive (layout shifts of 0.1 to 0.2): the class lnlab-loading on <html>
 //   until then (charts, whose placeholders already have the chart's height, and placeholders
-//   below the first screen, which move nothing in view, are not waited for);
+//   below the first screen, which move nothing in view, are not waited for), a lesson drawn in
+//   the page included;
 // - one polite live region (role status) that speaks a slot's text when it changes (4.1.3);
 // - the focus kept where the user is after an action that redraws or removes the focused
 //   control, or put where the action asked (lnlab.ui.assist.land) (2.4.3);
@@ -45,7 +46,12 @@
     // a placeholder below the first screen moves nothing in view when its widget arrives
     const unseen = (el) => el.getBoundingClientRect().top >= window.innerHeight;
     const waiting = [...document.querySelectorAll('[data-testid="stSkeleton"]')];
-    return waiting.every((el) => el.closest('[class*="st-key-chart_"]') || unseen(el));
+    if (!waiting.every((el) => el.closest('[class*="st-key-chart_"]') || unseen(el))) return false;
+    // a lesson drawn in the page (lnlab.ui.live) once its code has drawn it, or once Python
+    // draws its own lesson under it (the browser's was slow)
+    const under = document.querySelector(".st-key-lnlab_live_fallback");
+    const lessons = [...document.querySelectorAll(".st-key-lnlab_live")];
+    return Boolean(under) || lessons.every((el) => el.querySelector(".lnlab-live:not([hidden])"));
   }
 
   function reveal() {
@@ -251,7 +257,7 @@
       subtree: true,
       characterData: true,
       attributes: true,
-      attributeFilter: ["disabled", "data-stale", "data-test-script-state"],
+      attributeFilter: ["disabled", "data-stale", "data-test-script-state", "hidden"],
     });
     setTimeout(soon, SHOW_BY_MS + 100);
     if (document.fonts) document.fonts.addEventListener("loadingdone", soon);

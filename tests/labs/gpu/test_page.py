@@ -234,27 +234,35 @@ def test_a_visitor_waits_their_turn_and_is_told_their_place():
     """Another visitor is at the front and a third is in line: this one is 2nd, waits for both,
     then sees the timings and how long it waited."""
     at = _small_run_ready("page visitor")
-    held = threading.Event()
+    held, waiting, page_waits, failed = (threading.Event() for _ in range(4))
 
     def hold_until_the_page_waits() -> None:
         with heavy_work.front("holder"):
             held.set()
-            while heavy_work.place("page visitor") != 2:
-                time.sleep(0.01)
+            page_waits.wait(60)
 
     def third_in_line() -> None:
-        with heavy_work.front("third"):
+        with heavy_work.front("third", on_wait=lambda place, _: waiting.set()):
             pass
+
+    def watch_the_page() -> None:  # the holder leaves once the page's visitor is 2nd in line
+        while not failed.is_set() and heavy_work.place("page visitor") != 2:
+            time.sleep(0.01)
+        page_waits.set()
 
     others = [threading.Thread(target=f) for f in (hold_until_the_page_waits, third_in_line)]
     others[0].start()
     assert held.wait(10)
     others[1].start()
-    while heavy_work.place("third") != 1:
-        time.sleep(0.01)
-    at.button(key="gpu_run").click().run()
-    for thread in others:
-        thread.join(10)
+    assert waiting.wait(10)  # third is 1st in line
+    watcher = threading.Thread(target=watch_the_page)
+    watcher.start()
+    try:
+        at.button(key="gpu_run").click().run()
+    finally:
+        failed.set()  # whatever happened, the watcher and the holder stop
+        for thread in (watcher, *others):
+            thread.join(60)
     assert not at.exception and not _warnings(at)
     assert re.fullmatch(
         r"You waited \d+\.\d s in line \(2nd when you pressed Run\)\.",

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import ROOT, bn_means, html_frames
+from helpers import ROOT, app_test, bn_means, html_frames
 from helpers import formulas as drawn_formulas
 from streamlit.testing.v1 import AppTest
 
@@ -23,7 +23,7 @@ PAGE = str(ROOT / "pages" / "padding.py")
 @pytest.fixture
 def at() -> AppTest:
     """The page with every section shown ("Show every section", as `all=1` in a link)."""
-    app = AppTest.from_file(PAGE, default_timeout=60)
+    app = app_test(PAGE)
     app.session_state["padding_all"] = True
     app.session_state["pad_words_open"] = True  # the grid is drawn only while it is open
     app.run()
@@ -227,7 +227,7 @@ def test_no_padding_one_sentence_and_shrinking_batches(at):
 def test_an_edit_sent_as_the_grid_closes_is_kept():
     """The click that closes the grid's popover can also end an edit: the run sees the
     popover closed, the grid not drawn, and the edit in its state."""
-    app = AppTest.from_file(PAGE, default_timeout=60)
+    app = app_test(PAGE)
     app.session_state["padding_all"] = True
     app.session_state["pad_words_open"] = False
     app.session_state["pad_words"] = {"edited_rows": {0: {"f1": 9.0}}}
@@ -241,7 +241,7 @@ def test_an_edit_sent_as_the_grid_closes_is_kept():
 
 def test_crafted_messages_do_not_crash_the_page():
     """Values the browser never sends: a NaN epsilon, an edit of a column that does not exist."""
-    app = AppTest.from_file(PAGE, default_timeout=60)
+    app = app_test(PAGE)
     app.session_state["padding_all"] = True
     app.session_state["pad_eps"] = float("nan")
     app.session_state["pad_words_open"] = True

@@ -15,7 +15,7 @@ import types
 
 import numpy as np
 import pytest
-from helpers import ROOT, formulas, html_tables, page_test
+from helpers import ROOT, app_test, formulas, html_tables, page_test
 from helpers import metric_value as metric
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
@@ -31,7 +31,7 @@ STD = math.sqrt(5.00001)
 @pytest.fixture
 def at() -> AppTest:
     """The page with its grid's popover open (it draws the grid only then)."""
-    app = AppTest.from_file(PAGE, default_timeout=60)
+    app = app_test(PAGE)
     app.session_state["st_grid_open"] = True
     app.run()
     assert not app.exception
@@ -39,7 +39,7 @@ def at() -> AppTest:
 
 
 def test_the_grid_is_drawn_only_while_its_popover_is_open():
-    app = AppTest.from_file(PAGE, default_timeout=60).run()
+    app = app_test(PAGE).run()
     assert not app.data_editor and not app.exception
     app.session_state["st_grid_open"] = True
     assert app.run().data_editor(key="st_grid").value.shape == (1, 4)
