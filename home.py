@@ -20,7 +20,7 @@ def _device_badge() -> str:
 
 
 ui.page_setup("Home")
-st.title("Layer Normalization, step by step")
+ui.title("Layer Normalization, step by step")
 classroom.running_class()  # the teacher's browser: its class is running, and the way back
 st.badge(f"torch would compute on: {_device_badge()}", icon=":material/memory:")
 st.markdown(

@@ -12,7 +12,7 @@ from lnlab.classroom.asking import class_exports
 from lnlab.ui import classroom
 
 ui.page_setup("Live class")
-st.title("Live class")
+ui.title("Live class")
 classroom.ended_notice()
 teacher = classroom.teaching()
 if teacher is not None and classroom.teacher_view():

@@ -222,8 +222,7 @@ ui.open_link(PAGE, FIELDS)
 _init_state()
 _token_in_range()
 if not ui.presenting():
-    st.title(slides.TITLE)
-    st.markdown(slides.INTRO)
+    ui.title(slides.TITLE, slides.INTRO)
     ui.predict_toggle("cv_quiz")
 ss.cv_inputs = (ss.cv_good, ss.cv_axes_good, *ss.ck_good)
 ui.lesson_view(

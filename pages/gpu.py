@@ -251,8 +251,7 @@ worker_notice()
 devices = _devices()
 names = {d.name: d.label for d in devices}
 if not ui.presenting():
-    st.title(slides.TITLE)
-    st.markdown(slides.INTRO)
+    ui.title(slides.TITLE, slides.INTRO)
     ui.predict_toggle("gpu_quiz")
     if devices[0].kind == "cpu":
         st.info(

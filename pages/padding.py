@@ -267,8 +267,7 @@ ui.within("pad_batch", 1, pad.MAX_CALC_BATCH, PADDING_COUNT.batch, "The batch si
 ui.within("pad_longest", 1, pad.MAX_CALC_LONGEST, PADDING_COUNT.longest, "The longest sentence")
 ui.within("pad_average", 1, pad.MAX_CALC_LONGEST, PADDING_COUNT.average, "The average length")
 if not ui.presenting():
-    st.title(slides.TITLE)
-    st.markdown(slides.INTRO)
+    ui.title(slides.TITLE, slides.INTRO)
     ui.predict_toggle("pad_quiz")
 sentences = _sentences() if ui.presenting() else _inputs()
 eps, beta = ui.last_good(

@@ -231,8 +231,7 @@ def _exports_section() -> None:
 ui.page_setup(slides.TITLE)
 _open_link()
 if not ui.presenting():
-    st.title(slides.TITLE)
-    st.markdown(slides.INTRO)
+    ui.title(slides.TITLE, slides.INTRO)
     ui.predict_toggle("st_quiz")
     ss.st_inputs = _inputs()
 else:

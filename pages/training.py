@@ -195,8 +195,7 @@ ui.open_link(PAGE, FIELDS)
 _init_state()
 worker_notice()
 if not ui.presenting():
-    st.title(slides.TITLE)
-    st.markdown(slides.INTRO)
+    ui.title(slides.TITLE, slides.INTRO)
     ui.predict_toggle("tr_quiz")
 if ss.pop("tr_train", False):
     try:

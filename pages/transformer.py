@@ -112,8 +112,7 @@ for key, value in DEFAULTS.items():
 ui.within("tf_depth", tf.MIN_DEPTH, tf.MAX_DEPTH, tf.DEFAULT_DEPTH, "The depth")
 ui.within("tf_layers", tf.MIN_LAYERS, tf.MAX_LAYERS, tf.DEFAULT_LAYERS, "The number of layers")
 if not ui.presenting():
-    st.title(slides.TITLE)
-    st.markdown(slides.INTRO)
+    ui.title(slides.TITLE, slides.INTRO)
     ui.predict_toggle("tf_quiz")
 ui.lesson_view(
     _build,

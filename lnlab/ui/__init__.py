@@ -53,7 +53,7 @@ from lnlab.ui.lesson import (
 from lnlab.ui.line import Line, visitor
 from lnlab.ui.links import open_link, share_link
 from lnlab.ui.live import LiveSections
-from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting
+from lnlab.ui.page import PAGES, PRESENT_KEY, PageInfo, page_setup, presenting, title
 from lnlab.ui.quiz import QUIZ_KEY, ask, predict_toggle
 from lnlab.ui.rerun import rerun_app
 from lnlab.ui.runtime.turns import turn_aside
@@ -89,6 +89,7 @@ __all__ = [
     "show_section",
     "table",
     "text_box",
+    "title",
     "token_choice",
     "turn_aside",
     "visitor",

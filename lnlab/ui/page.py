@@ -113,6 +113,20 @@ def _presenter_switch() -> None:
         del st.query_params[PRESENT_KEY]
 
 
+HEAD = "lnlab_head"  # the container of a page's title and first words (style.BASE_CSS)
+
+
+def title(text: str, intro: str = "") -> None:
+    """The page's title and its first words (Markdown). They are shown at once: the rest of
+    the page waits until its first screen is drawn (lnlab/ui/assets/assist.js), and nothing
+    stands above them to move them meanwhile. So a first visit paints as soon as the first
+    run's first message arrives, as a page with no widgets would (issue 40)."""
+    with st.container(key=HEAD):
+        st.title(text)
+        if intro:
+            st.markdown(intro)
+
+
 def page_setup(title: str) -> None:
     """The first call of every page: wide layout, the sidebar's navigation and switches.
 

@@ -48,6 +48,9 @@ div.stMainBlockContainer.block-container { max-width: initial; min-width: auto; 
 html.lnlab-loading [data-testid="stMain"], html.lnlab-loading [data-testid="stMain"] *,
 html.lnlab-loading [data-testid="stSidebarContent"],
 html.lnlab-loading [data-testid="stSidebarContent"] * { visibility: hidden !important; }
+/* but not the page's title and first words (lnlab.ui.page.title), which nothing moves */
+html.lnlab-loading [data-testid="stMain"] .st-key-lnlab_head,
+html.lnlab-loading [data-testid="stMain"] .st-key-lnlab_head * { visibility: visible !important; }
 @media (min-width: 864px) {
   div.stMainBlockContainer.block-container { padding-left: 5rem; padding-right: 5rem; }
 }
