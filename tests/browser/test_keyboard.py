@@ -38,6 +38,8 @@ pytestmark = pytest.mark.browser
 
 STEP_THROUGH = next(p for p in APP_PAGES if p.name == "step_through")
 TRANSFORMER = next(p for p in APP_PAGES if p.name == "transformer")
+CONVENTIONS = next(p for p in APP_PAGES if p.name == "conventions")
+PADDING = next(p for p in APP_PAGES if p.name == "padding")
 MAX_TABS = 80  # more than any page has controls before the one a test goes to
 # What has the focus: its tag and text, the st-key-* names around it (innermost first), and
 # whether it is framed: an outline of at least 2 px on it or on one of its 4 nearest
@@ -219,6 +221,29 @@ def test_a_wide_table_scrolls_with_the_keyboard(
         page.wait_for_function(
             "n => document.activeElement.scrollLeft > n", arg=before, polling=POLL_MS
         )
+    finally:
+        page.context.close()
+
+
+def test_a_table_is_a_tab_stop_only_while_it_scrolls(
+    browser: Browser, streamlit_server: StreamlitServer
+):
+    """The assist script measures a table when its size changes: one in a closed expander
+    becomes a tab stop once opened; one that fits the phone's width never is one."""
+    page = new_app_page(browser, PHONE)
+    try:
+        page.goto(streamlit_server.page_url(CONVENTIONS))
+        wait_for_app(page)
+        hidden = page.locator("details .lnlab-table-wrap").first
+        expect(hidden).not_to_have_attribute("tabindex", "0")
+        hidden.locator("xpath=ancestor::details/summary").click()
+        expect(hidden).to_have_attribute("tabindex", "0")
+        page.goto(streamlit_server.page_url(PADDING))
+        wait_for_app(page)
+        fits = page.locator(".lnlab-table-wrap")
+        expect(fits.first).to_be_attached()
+        assert fits.evaluate_all("ws => ws.every(w => w.scrollWidth <= w.clientWidth + 1)")
+        assert fits.evaluate_all("ws => ws.every(w => !w.hasAttribute('tabindex'))")
     finally:
         page.context.close()
 

@@ -44,9 +44,14 @@
     if (connection !== "CONNECTED" || script !== "notRunning") return false;
     if (document.fonts && document.fonts.status !== "loaded") return false; // text reflows
     // a placeholder below the first screen moves nothing in view when its widget arrives
-    const unseen = (el) => el.getBoundingClientRect().top >= window.innerHeight;
-    const waiting = [...document.querySelectorAll('[data-testid="stSkeleton"]')];
-    if (!waiting.every((el) => el.closest('[class*="st-key-chart_"]') || unseen(el))) return false;
+    for (const el of document.querySelectorAll('[data-testid="stSkeleton"]')) {
+      if (el.closest('[class*="st-key-chart_"]')) continue;
+      if (!inView.has(el)) {
+        inView.set(el, null); // not known until the observer says
+        placeholders.observe(el);
+      }
+      if (inView.get(el) !== false) return false;
+    }
     // a lesson drawn in the page (lnlab.ui.live) once its code has drawn it, or once Python
     // draws its own lesson under it (the browser's was slow)
     const under = document.querySelector(".st-key-lnlab_live_fallback");
@@ -54,10 +59,19 @@
     return Boolean(under) || lessons.every((el) => el.querySelector(".lnlab-live:not([hidden])"));
   }
 
+  // whether a placeholder is in view, as an observer says after each layout (measuring it here
+  // would lay the page out again on every change while it loads)
+  const inView = new WeakMap();
+  const placeholders = new IntersectionObserver((entries) => {
+    for (const entry of entries) inView.set(entry.target, entry.isIntersecting);
+    soon();
+  });
+
   function reveal() {
     if (!root.classList.contains("lnlab-loading")) return;
     if (drawn() || performance.now() - started > SHOW_BY_MS) {
       root.classList.remove("lnlab-loading");
+      placeholders.disconnect();
     }
   }
 
@@ -186,13 +200,28 @@
     true,
   );
 
-  function scrollable() {
-    // not in a lesson's view kept hidden for later (static/lnlab/live_lesson.mjs): measuring
-    // one would lay it out again
-    for (const wrap of document.querySelectorAll(".lnlab-table-wrap:not(.lnlab-live-kept *)")) {
+  // Each table and its wrap measured when its size changes, by an observer that runs after
+  // layout (measuring every table on every change laid the page out again each time); not in a
+  // lesson's view kept hidden for later (static/lnlab/live_lesson.mjs)
+  const sized = new WeakSet();
+  const sizes = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const wrap = entry.target.closest(".lnlab-table-wrap");
+      if (!wrap || wrap.closest(".lnlab-live-kept")) continue;
       const scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
       if (scrolls && wrap.getAttribute("tabindex") !== "0") wrap.setAttribute("tabindex", "0");
       if (!scrolls && wrap.hasAttribute("tabindex")) wrap.removeAttribute("tabindex");
+    }
+  });
+
+  function scrollable() {
+    for (const wrap of document.querySelectorAll(".lnlab-table-wrap")) {
+      for (const el of [wrap, wrap.firstElementChild]) {
+        if (el && !sized.has(el)) {
+          sized.add(el);
+          sizes.observe(el);
+        }
+      }
     }
   }
 
