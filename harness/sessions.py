@@ -1,6 +1,7 @@
 """A browser tab as the server sees it: a websocket speaking Streamlit's protocol as the browser
 does (rerun requests with widget states, the ForwardMsg cache), with no rendering; and the page
-a session opens and edits (LNLAB: /step_through, its text box, step 1's mean).
+a session opens and edits (LNLAB: /step_through, its text box, step 1's mean, as the page's
+own lesson gets it from Python or as Python's lesson draws it).
 
 Used by the tests through the local cluster (harness.students), checks/live_class.py and the
 benchmarks (bench.sessions, bench.load, bench.clicks...).
@@ -8,6 +9,7 @@ benchmarks (bench.sessions, bench.load, bench.clicks...).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from lnlab.core.numbers import fmt  # as the pages print a metric
+from lnlab.ui.live import KEY as LIVE  # the component of a lesson drawn in the page
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
 
@@ -128,8 +131,12 @@ class Session:
                 item = getattr(element, name)
                 if name == "exception":
                     raise WrongPage(f"the page raised {item.type}: {item.message}")
-                if name == "metric" and metric is None and msg.metadata.delta_path[0] == MAIN:
-                    metric, metric_ms = item.body, (time.perf_counter() - start) * 1e3
+                if metric is None and msg.metadata.delta_path[0] == MAIN:
+                    shown = item.body if name == "metric" else None
+                    if name == "bidi_component":  # the lesson the page computes (lnlab.ui.live)
+                        shown = _lesson_mean(item.json)
+                    if shown is not None:
+                        metric, metric_ms = shown, (time.perf_counter() - start) * 1e3
                 if name == "heading":
                     headings.append(item.body)
                 if name in ("markdown", "alert"):
@@ -155,6 +162,13 @@ class Session:
                 elapsed = (time.perf_counter() - start) * 1e3
                 return Run(metric, metric_ms, elapsed, tuple(headings), tuple(texts))
 
+    async def slow_lesson(self) -> Run:
+        """Say what a browser says whose lesson drawn in the page (lnlab.ui.live) has not shown
+        within its deadline (its status "slow"): the run that follows draws Python's lesson
+        under it. This client runs no JavaScript, so it reads and clicks Python's."""
+        state = WidgetState(id=self.widgets[LIVE].id, json_value=json.dumps({"status": "slow"}))
+        return await self.rerun([state], self.fragments.get(LIVE, ""))
+
     async def edit(self, k: int) -> Run:
         """Type "1, 2, 3, 4, k" into the text box and apply it; check what the page shows."""
         kept = {key: self.widgets.get(key) for key in KEPT}
@@ -166,6 +180,13 @@ class Session:
         if changed:
             raise WrongPage(f"the edit changed other inputs: {', '.join(changed)}")
         return run
+
+
+def _lesson_mean(data: str) -> str | None:
+    """Step 1's mean as the page's own lesson shows it: Python's number in the component's
+    data (lnlab.labs.step_through.live.browser_data), printed as the page prints it."""
+    mean = json.loads(data or "{}").get("result", {}).get("mean")
+    return None if mean is None else fmt(float(mean))
 
 
 def cpu_of(pid: int) -> float:
