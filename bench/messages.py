@@ -65,7 +65,8 @@ async def measure() -> list[tuple[str, ...]]:
     async with serve(APP) as server:
         for path, box, next_key in PAGES:
             async with AsyncExitStack() as stack:
-                session, _ = await page_session(stack, server, path, Measuring)
+                session, run = await page_session(stack, server, path, Measuring)
+                await session.python_lesson(run)  # whose Next is clicked below
                 states = [WidgetState(id=session.widgets[box].id, string_value=text)]
                 await session.rerun(states)
                 for _ in range(SECTIONS):

@@ -70,6 +70,8 @@ async def open_session(
     script_finished."""
     start = time.perf_counter()
     session, run = await page_session(stack, server, path, query=query)
+    if needs not in session.widgets:  # a widget of Python's lesson, not the page's own
+        run = await session.python_lesson(run)
     if needs not in session.widgets or (metric and run.metric is None):
         raise WrongPage(f"{path} has no widget {needs!r} or no metric")
     return session, (time.perf_counter() - start) * 1e3

@@ -162,10 +162,13 @@ class Session:
                 elapsed = (time.perf_counter() - start) * 1e3
                 return Run(metric, metric_ms, elapsed, tuple(headings), tuple(texts))
 
-    async def slow_lesson(self) -> Run:
-        """Say what a browser says whose lesson drawn in the page (lnlab.ui.live) has not shown
-        within its deadline (its status "slow"): the run that follows draws Python's lesson
-        under it. This client runs no JavaScript, so it reads and clicks Python's."""
+    async def python_lesson(self, run: Run) -> Run:
+        """`run`, or where it drew the lesson in the page (lnlab.ui.live) and no section of
+        Python's (a title "k. ..."), the run that follows saying what a browser says whose own
+        lesson has not shown within its deadline (its status "slow"): that run draws Python's
+        lesson under it. This client runs no JavaScript, so it reads and clicks Python's."""
+        if LIVE not in self.widgets or any(h[:1].isdigit() for h in run.headings):
+            return run
         state = WidgetState(id=self.widgets[LIVE].id, json_value=json.dumps({"status": "slow"}))
         return await self.rerun([state], self.fragments.get(LIVE, ""))
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from harness.sessions import LIVE, LNLAB, Run, Session, WrongPage, stream
+from harness.sessions import LNLAB, Run, Session, WrongPage, stream
 
 # The step-through lesson (pages/step_through.py): its sections and its buttons' widget keys.
 SECTIONS = 9
@@ -49,17 +49,10 @@ class Student:
 
     async def connect(self, stack: AsyncExitStack) -> Run:
         """Open the websocket and run the page, as opening it in a browser does; then, with
-        no JavaScript to draw the lesson in the page, get Python's (Session.slow_lesson)."""
+        no JavaScript to draw the lesson in the page, get Python's (Session.python_lesson)."""
         await self._open(stack)
         assert self.session is not None
-        return await self._with_lesson(await self.session.rerun())
-
-    async def _with_lesson(self, run: Run) -> Run:
-        """`run`, or where it drew no section of Python's lesson, the run that draws it."""
-        assert self.session is not None
-        if any(h[:1].isdigit() for h in run.headings) or LIVE not in self.session.widgets:
-            return run
-        return await self.session.slow_lesson()
+        return await self.session.python_lesson(await self.session.rerun())
 
     async def _open(self, stack: AsyncExitStack) -> None:
         """Open the websocket (sending the cookie, keeping a new one): a new session."""
@@ -117,7 +110,7 @@ class Student:
         run = await new.rerun(
             [WidgetState(id=old.widgets[key].id, trigger_value=True)], old.fragments.get(key, "")
         )
-        run = await self._with_lesson(run)  # a new process's session: Python's lesson again
+        run = await new.python_lesson(run)  # a new process's session: Python's lesson again
         if section_number(run) != self.at:
             raise WrongPage(f"reconnected on section {section_number(run)}, not {self.at}")
         if new.query_string != old.query_string:
