@@ -205,11 +205,13 @@ async def _idle(page: Page, live: bool) -> None:
     await settled(page)
 
 
+# the formulas on screen by their LaTeX (lnlab.teach.mathml's data-tex; not the hidden ones the
+# page's lesson keeps to take Python's MathML from)
 FORMULAS_JS = (
-    "[...document.querySelectorAll('annotation')].filter(a => a.closest('.lnlab-live, "
-    f"[data-testid=\"stMain\"]') && a.matches('{SHOWN}') "
-    "&& a.textContent.includes('\\\\sigma_\\\\epsilon = \\\\sqrt{'))"
-    ".map(a => a.textContent).join('|')"
+    "[...document.querySelectorAll('.lnlab-math[data-tex]')].filter(a => a.closest('.lnlab-live, "
+    f"[data-testid=\"stMain\"]') && !a.closest('[hidden]') && a.matches('{SHOWN}') "
+    "&& a.dataset.tex.includes('\\\\sigma_\\\\epsilon = \\\\sqrt{'))"
+    ".map(a => a.dataset.tex).join('|')"
 )
 
 
@@ -361,7 +363,8 @@ async def first_load(browser: Browser, server: Server, live: bool, refuse: bool)
     page = await context.new_page()
     await page.goto(server.url + STEP_PAGE.path, timeout=LOAD_TIMEOUT_MS)
     either = f"({_heading(1, True)}) || ({_heading(1, False)})"
-    chart = "!!document.querySelector('[data-testid=\"stMain\"] .main-svg')"
+    # its figure: a picture (lnlab.ui.figures), or a Plotly chart where one is drawn
+    chart = "!!document.querySelector('[data-testid=\"stMain\"] :is(img.lnlab-figure, .main-svg)')"
     own = "!!document.querySelector('.lnlab-live:not([hidden])')"
     whole = own if live else f"({_heading(1, False)}) && {chart}"
     shown = await page.evaluate(FIRST_LOAD_JS, [either, whole, LOAD_TIMEOUT_MS])
