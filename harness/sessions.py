@@ -69,6 +69,11 @@ class Run:
     headings: tuple[str, ...] = ()  # the run's headings (a lesson's section titles)
     texts: tuple[str, ...] = ()  # the run's markdown, captions and alerts, in order
 
+    @property
+    def sections(self) -> list[str]:
+        """The titles of Python's lesson's sections among the headings ("k. ...")."""
+        return [h for h in self.headings if h[:1].isdigit()]
+
 
 class Session:
     """One browser tab as the server sees it: a websocket, the URL's query string, the page's
@@ -167,7 +172,7 @@ class Session:
         Python's (a title "k. ..."), the run that follows saying what a browser says whose own
         lesson has not shown within its deadline (its status "slow"): that run draws Python's
         lesson under it. This client runs no JavaScript, so it reads and clicks Python's."""
-        if LIVE not in self.widgets or any(h[:1].isdigit() for h in run.headings):
+        if LIVE not in self.widgets or run.sections:
             return run
         state = WidgetState(id=self.widgets[LIVE].id, json_value=json.dumps({"status": "slow"}))
         return await self.rerun([state], self.fragments.get(LIVE, ""))

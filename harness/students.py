@@ -27,10 +27,9 @@ RECONNECT_PAUSE_S = 0.5
 
 def section_number(run: Run) -> int:
     """The lesson's section on screen: its title starts "k. "."""
-    numbered = [h for h in run.headings if h[:1].isdigit()]
-    if not numbered:
+    if not run.sections:
         raise WrongPage(f"no section title in {run.headings}")
-    return int(numbered[0].split(".", 1)[0])
+    return int(run.sections[0].split(".", 1)[0])
 
 
 class Student:
